@@ -1,0 +1,366 @@
+/*
+ * zklock: distributed locks on ZooKeeper that live inside an event loop.
+ *
+ * Threading model
+ *   Everything runs on one thread: the thread that drives the loop the
+ *   client is attached to. No function may be called concurrently on the
+ *   same client. The library creates no thread and never blocks, except
+ *   zkl_client_free() (see there).
+ *
+ * Callbacks
+ *   - Callbacks run only from zkl_client_on_io() / zkl_client_on_timer(),
+ *     that is from the loop, never from inside the call that started the
+ *     operation.
+ *   - When a function that starts an operation returns 0, the operation's
+ *     callback is called exactly once later. When it returns an error, the
+ *     callback is never called for it.
+ *   - Inside a callback every function of this API may be called, including
+ *     zkl_lock_free() and zkl_client_free() on the object the callback is
+ *     about; zkl_client_on_io() and zkl_client_on_timer() may not.
+ *
+ * Errors
+ *   Functions return 0 (ZKL_OK) or a negative ZKL_E* code; zkl_strerror()
+ *   gives its text. Codes are stable across releases.
+ *
+ * Ownership
+ *   Strings passed in are copied. Every object is freed by the matching
+ *   *_free() of its creator; the table at each type says who owns what.
+ */
+#ifndef ZKLOCK_H
+#define ZKLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zklock_version.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define ZKL_EXTERN __attribute__((visibility("default")))
+#else
+#define ZKL_EXTERN
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+
+/* One table generates the codes, zkl_strerror() and zkl_err_name(). The
+ * range stays clear of ZooKeeper's own codes (-1..-127) and of -errno. */
+#define ZKL_ERRNO_MAP(XX)                                                   \
+    XX(EINVAL, -1001, "invalid argument")                                   \
+    XX(EBADPATH, -1002, "malformed path (must be absolute, no empty, '.' "  \
+                        "or '..' component, no trailing '/', no control "   \
+                        "characters, not under /zookeeper, at most "        \
+                        "ZKL_PATH_MAX bytes)")                              \
+    XX(ENOMEM, -1003, "out of memory")                                      \
+    XX(EBUSY, -1004, "an acquire or release is already in progress on "    \
+                     "this lock handle")                                    \
+    XX(EHELD, -1005, "this lock handle already holds the lock")             \
+    XX(ENOTHELD, -1006, "this lock handle does not hold the lock")          \
+    XX(ENOTPENDING, -1007, "no acquire is in progress on this lock handle") \
+    XX(ELOCKED, -1008, "the lock is held or queued for by another "         \
+                       "contender")                                         \
+    XX(ETIMEDOUT, -1009, "the lock was not acquired within the timeout")    \
+    XX(ECANCELED, -1010, "the acquire was cancelled")                       \
+    XX(ECLOSED, -1011, "the client is closed or closing")                   \
+    XX(ESESSION, -1012, "the ZooKeeper session expired (or was "            \
+                        "disconnected for longer than its timeout)")        \
+    XX(ESUSPENDED, -1013, "the connection to ZooKeeper is lost; the hold "  \
+                          "is uncertain until it comes back")               \
+    XX(ENODEGONE, -1014, "the lock node was deleted by someone else")       \
+    XX(ECONNLOSS, -1015, "the connection to ZooKeeper was lost")            \
+    XX(EAUTH, -1016, "not authorized by ZooKeeper")                         \
+    XX(EZK, -1017, "unexpected error from ZooKeeper (see the log)")         \
+    XX(ENOLOOP, -1018, "no event loop attached, or the loop adapter "       \
+                       "failed")                                            \
+    XX(ERECURSIVE, -1019, "called from inside a zklock callback where "     \
+                          "that is not allowed")
+
+typedef enum zkl_error {
+    ZKL_OK = 0,
+#define ZKL__ERR_ENUM(name, val, text) ZKL_##name = (val),
+    ZKL_ERRNO_MAP(ZKL__ERR_ENUM)
+#undef ZKL__ERR_ENUM
+} zkl_error_t;
+
+/* Text of an error code; never NULL, static storage. */
+ZKL_EXTERN const char *zkl_strerror(int err);
+/* Symbolic name of an error code ("ZKL_ETIMEDOUT"); never NULL. */
+ZKL_EXTERN const char *zkl_err_name(int err);
+
+/* Longest lock path accepted, in bytes, without the terminating NUL. */
+#define ZKL_PATH_MAX 1024
+
+/* Checks a lock path without touching the server: 0 or ZKL_EBADPATH
+ * (ZKL_EINVAL for NULL). Lock paths are absolute ZooKeeper paths other
+ * than "/" and not under "/zookeeper". */
+ZKL_EXTERN int zkl_path_validate(const char *path);
+
+/* ------------------------------------------------------------------ */
+/* Version                                                             */
+/* ------------------------------------------------------------------ */
+
+/* ZKL_VERSION_NUM of the library actually linked. */
+ZKL_EXTERN unsigned zkl_version(void);
+/* ZKL_VERSION_STRING of the library actually linked. */
+ZKL_EXTERN const char *zkl_version_string(void);
+
+/* ------------------------------------------------------------------ */
+/* Logging                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef enum zkl_log_level {
+    ZKL_LOG_ERROR = 1,
+    ZKL_LOG_WARN = 2,
+    ZKL_LOG_INFO = 3,
+    ZKL_LOG_DEBUG = 4
+} zkl_log_level_t;
+
+typedef void (*zkl_log_fn)(zkl_log_level_t level, const char *msg,
+                           void *arg);
+
+/* Routes zklock's and the ZooKeeper client's log lines to fn, up to
+ * max_level. Process-global, because the ZooKeeper client's own log hook
+ * carries no user pointer. Default: silent. fn NULL turns logging off.
+ * Call it before creating clients. */
+ZKL_EXTERN void zkl_set_log(zkl_log_fn fn, void *arg,
+                            zkl_log_level_t max_level);
+
+/* ------------------------------------------------------------------ */
+/* Client options                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct zkl_options zkl_options_t;
+typedef struct zkl_client zkl_client_t;
+
+/* Connection events delivered to the client's connection callback. */
+typedef enum zkl_conn_event {
+    /* A session is established: the first one, or a new one after
+     * ZKL_CONN_EXPIRED. */
+    ZKL_CONN_CONNECTED = 1,
+    /* The connection is lost; the session may still be alive on the
+     * server. Held locks are uncertain (they get ZKL_LOCK_SUSPENDED). */
+    ZKL_CONN_SUSPENDED = 2,
+    /* The connection is back and the session survived. */
+    ZKL_CONN_RECONNECTED = 3,
+    /* The server expired the session: every lock node of the session is
+     * gone. Held locks get ZKL_LOCK_LOST; waiting acquires re-queue on a
+     * new session that the client opens by itself (ZKL_CONN_CONNECTED
+     * follows). */
+    ZKL_CONN_EXPIRED = 4,
+    /* Authentication failed; the client is unusable. */
+    ZKL_CONN_AUTH_FAILED = 5
+} zkl_conn_event_t;
+
+typedef void (*zkl_conn_cb)(zkl_client_t *c, zkl_conn_event_t ev,
+                            void *arg);
+
+/* Options are a builder: create, set, pass to zkl_client_new() (which
+ * copies what it needs), free. Owner: the caller. */
+ZKL_EXTERN int zkl_options_new(zkl_options_t **out);
+ZKL_EXTERN void zkl_options_free(zkl_options_t *o);
+/* "host:port,host:port,..." (IP literals recommended: the ZooKeeper
+ * client resolves names with blocking calls). Default "127.0.0.1:2181".
+ * Errors: ZKL_EINVAL (NULL, empty), ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_options_set_servers(zkl_options_t *o, const char *hosts);
+/* Requested session timeout; the server clamps it to 2..20 ticks.
+ * Default 10000. Errors: ZKL_EINVAL (< 1 or > 600000 ms). */
+ZKL_EXTERN int zkl_options_set_session_timeout(zkl_options_t *o, int ms);
+/* Every path of the client is relative to this node (which must exist).
+ * NULL or "/" for none. Errors: ZKL_EBADPATH, ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_options_set_chroot(zkl_options_t *o, const char *path);
+/* Connection callback (may be NULL). arg is never touched. */
+ZKL_EXTERN int zkl_options_set_conn_cb(zkl_options_t *o, zkl_conn_cb cb,
+                                       void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Client                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Creates a client (one ZooKeeper session at a time). No I/O happens
+ * until a loop is attached. Owner: the caller, freed by zkl_client_free().
+ * Errors: ZKL_EINVAL (NULL out), ZKL_ENOMEM, ZKL_EZK (the ZooKeeper client
+ * refused the server list). */
+ZKL_EXTERN int zkl_client_new(zkl_client_t **out, const zkl_options_t *o);
+
+/* Closes the session and frees the client. Every operation still pending
+ * gets its callback exactly once before this returns (or, when called from
+ * inside a callback, before the loop's current dispatch returns): acquires
+ * with ZKL_LOCK_FAILED / ZKL_ECLOSED, releases with ZKL_LOCK_RELEASED /
+ * ZKL_ECLOSED, held locks with ZKL_LOCK_LOST / ZKL_ECLOSED. Closing the
+ * session deletes every lock node it owns. Lock handles stay valid but
+ * inert (every call returns ZKL_ECLOSED) until the user frees them.
+ * The loop adapter's detach hook is called. May block up to ~4.5 s when
+ * the server does not acknowledge the close (a limit of the ZooKeeper
+ * client). NULL is ignored. */
+ZKL_EXTERN void zkl_client_free(zkl_client_t *c);
+
+/* Current connection state: ZKL_CONN_CONNECTED or ZKL_CONN_RECONNECTED
+ * while connected, ZKL_CONN_SUSPENDED while not (also before the first
+ * connection), ZKL_CONN_AUTH_FAILED when unusable. */
+ZKL_EXTERN zkl_conn_event_t zkl_client_state(const zkl_client_t *c);
+/* Session id (0 before the first connection). */
+ZKL_EXTERN int64_t zkl_client_session_id(const zkl_client_t *c);
+/* Session timeout negotiated with the server (the requested one before). */
+ZKL_EXTERN int zkl_client_session_timeout(const zkl_client_t *c);
+/* Number of internal operations still running: acquires, releases, and
+ * the background deletes of abandoned lock nodes. 0 means every node this
+ * client created is known to be gone or held. */
+ZKL_EXTERN size_t zkl_client_pending(const zkl_client_t *c);
+
+/* ------------------------------------------------------------------ */
+/* Event loop integration                                              */
+/* ------------------------------------------------------------------ */
+
+/* I/O readiness bits for zkl_loop_ops_t.io and zkl_client_on_io(). */
+#define ZKL_READ 1
+#define ZKL_WRITE 2
+
+/* What an adapter implements. The core calls the hooks only when
+ * something changed, from the loop thread, never re-entrantly. */
+typedef struct zkl_loop_ops {
+    /* Watch fd for events (ZKL_READ|ZKL_WRITE); fd < 0 or events == 0:
+     * stop watching. reset != 0: the socket behind an unchanged fd number
+     * may have been replaced (ZooKeeper reconnects), so drop and register
+     * the watch again. Return 0, or -1 on failure. */
+    int (*io)(void *loop_data, int fd, int events, int reset);
+    /* Arm the one timer, replacing any earlier deadline; ms < 0 disarms
+     * it, 0 means as soon as possible. Return 0 or -1. */
+    int (*timer)(void *loop_data, long ms);
+    /* The client is going away: free loop_data. Called exactly once. */
+    void (*detach)(void *loop_data);
+} zkl_loop_ops_t;
+
+/* Attaches the client to a loop through ops; ops must outlive the
+ * client, loop_data is the adapter's and freed by ops->detach. Starts
+ * connecting. Errors: ZKL_EINVAL, ZKL_EBUSY (already attached),
+ * ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_client_attach(zkl_client_t *c, const zkl_loop_ops_t *ops,
+                                 void *loop_data);
+/* Adapter -> core: fd became ready for events (ZKL_READ|ZKL_WRITE). Runs
+ * callbacks. May free the client when the user asked for it from a
+ * callback: make it the last thing the adapter's handler does. */
+ZKL_EXTERN void zkl_client_on_io(zkl_client_t *c, int events);
+/* Adapter -> core: the timer fired. Same rules as zkl_client_on_io(). */
+ZKL_EXTERN void zkl_client_on_timer(zkl_client_t *c);
+
+/* ------------------------------------------------------------------ */
+/* Locks (mutexes)                                                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct zkl_lock zkl_lock_t;
+
+/* Events delivered to a lock's callback. */
+typedef enum zkl_lock_event {
+    /* The acquire succeeded; status 0. */
+    ZKL_LOCK_ACQUIRED = 1,
+    /* The acquire ended without the lock; status says why: ZKL_ELOCKED
+     * (try-lock), ZKL_ETIMEDOUT, ZKL_ECANCELED, ZKL_ECLOSED, ZKL_ECONNLOSS
+     * (try-lock only), ZKL_EAUTH, ZKL_EZK. Its node is deleted in the
+     * background (see zkl_client_pending()). */
+    ZKL_LOCK_FAILED = 2,
+    /* While held: the connection is lost; the hold is uncertain (status
+     * ZKL_ESUSPENDED). Stop touching the protected resource unless it
+     * checks fencing tokens. */
+    ZKL_LOCK_SUSPENDED = 3,
+    /* While held, after ZKL_LOCK_SUSPENDED: the session survived and the
+     * lock node was confirmed to still exist; status 0. */
+    ZKL_LOCK_RESTORED = 4,
+    /* The hold is over without a release: ZKL_ESESSION (session expired,
+     * or suspended for longer than the session timeout: another
+     * contender may hold the lock now), ZKL_ENODEGONE (node deleted by
+     * someone else), ZKL_ECLOSED (client freed). The handle is idle again
+     * and may acquire anew. */
+    ZKL_LOCK_LOST = 5,
+    /* The release finished: status 0 (node deleted), ZKL_ESESSION (the
+     * session, and the node with it, is gone), ZKL_ECLOSED, or another
+     * code if ZooKeeper refused the delete. */
+    ZKL_LOCK_RELEASED = 6
+} zkl_lock_event_t;
+
+typedef void (*zkl_lock_cb)(zkl_lock_t *lk, zkl_lock_event_t ev,
+                            int status, void *arg);
+
+/* Creates a lock handle for path (a ZooKeeper node that holds one child
+ * per contender; created with its parents on demand, as CONTAINER nodes
+ * that the server removes once empty). Owner: the caller, freed by
+ * zkl_lock_free(); path is copied; arg is never touched.
+ * Node names are Curator's ("_c_<uuid>-lock-<seq>") and ordering is
+ * Curator's, so zklock and Curator's InterProcessMutex exclude each other.
+ * Errors: ZKL_EINVAL (NULL c, out or cb), ZKL_EBADPATH, ZKL_ENOMEM,
+ * ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c,
+                            const char *path, zkl_lock_cb cb, void *arg);
+
+/* Frees the handle. A pending acquire is cancelled and a held lock is
+ * released, silently: no callback runs for this handle after this call.
+ * The lock node is still deleted (in the background, owned by the client).
+ * Safe inside the handle's own callback. NULL is ignored. */
+ZKL_EXTERN void zkl_lock_free(zkl_lock_t *lk);
+
+/* Starts an acquire. timeout_ms < 0 waits forever; 0 is a try-lock that
+ * answers ZKL_ELOCKED at once (after one round trip) instead of queueing
+ * behind another contender; N > 0 gives up with ZKL_ETIMEDOUT after N ms.
+ * Waiting survives connection loss and session expiry (it re-queues).
+ * Callback: exactly one ZKL_LOCK_ACQUIRED or ZKL_LOCK_FAILED.
+ * Errors: ZKL_EINVAL, ZKL_EHELD, ZKL_EBUSY (acquire or release pending),
+ * ZKL_ECLOSED, ZKL_ENOMEM, ZKL_EAUTH. */
+ZKL_EXTERN int zkl_lock_acquire(zkl_lock_t *lk, long timeout_ms);
+
+/* Cancels a pending acquire: its callback gets ZKL_LOCK_FAILED /
+ * ZKL_ECANCELED from the loop. Errors: ZKL_EINVAL, ZKL_ENOTPENDING (no
+ * acquire pending: never started, already answered, or held),
+ * ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_lock_cancel(zkl_lock_t *lk);
+
+/* Releases a held lock: deletes its node, retrying through connection
+ * loss until the delete is known done or the session is known gone.
+ * The handle counts as not holding from this call on. Callback: exactly
+ * one ZKL_LOCK_RELEASED. Errors: ZKL_EINVAL, ZKL_ENOTHELD (not held,
+ * already released, or lost), ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_lock_release(zkl_lock_t *lk);
+
+/* 1 while the handle holds the lock (from ZKL_LOCK_ACQUIRED until
+ * zkl_lock_release() or ZKL_LOCK_LOST, suspended or not), else 0. */
+ZKL_EXTERN int zkl_lock_is_held(const zkl_lock_t *lk);
+
+/* Fencing token of the current hold: the czxid of the lock node, which
+ * grows with every grant on any path, so a resource that remembers the
+ * highest token it has seen can refuse a stale holder.
+ * Errors: ZKL_EINVAL, ZKL_ENOTHELD. */
+ZKL_EXTERN int zkl_lock_token(const zkl_lock_t *lk, uint64_t *token);
+
+/* The lock path as given (borrowed, valid until zkl_lock_free()). */
+ZKL_EXTERN const char *zkl_lock_path(const zkl_lock_t *lk);
+
+/* Name of the handle's current lock node ("_c_...-lock-0000000042") into
+ * buf, while it has one. Errors: ZKL_EINVAL (NULL, or len too small:
+ * 56 bytes suffice), ZKL_ENOTPENDING (no node). */
+ZKL_EXTERN int zkl_lock_node_name(const zkl_lock_t *lk, char *buf,
+                                  size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Listing contenders                                                  */
+/* ------------------------------------------------------------------ */
+
+/* names: child node names of the lock path in queue order (holder
+ * first), borrowed for the duration of the callback. status: 0 (a
+ * missing lock path is 0 with n == 0), ZKL_ECONNLOSS, ZKL_ECLOSED,
+ * ZKL_EAUTH, ZKL_EZK. */
+typedef void (*zkl_contenders_cb)(zkl_client_t *c, int status,
+                                  const char *const *names, size_t n,
+                                  void *arg);
+
+/* Lists the contenders of a lock path. Callback: exactly once.
+ * Errors: ZKL_EINVAL, ZKL_EBADPATH, ZKL_ENOMEM, ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_contenders(zkl_client_t *c, const char *path,
+                              zkl_contenders_cb cb, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ZKLOCK_H */

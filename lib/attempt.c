@@ -1,0 +1,760 @@
+/* The attempt machine: one lock node from create to gone.
+ *
+ * ZooKeeper completions and watches only record what they learnt and put
+ * the attempt on the client's ready queue; zkl__run_ready() then sends the
+ * next request. Completions may fire inside zookeeper_interest() and
+ * zookeeper_close() as well as zookeeper_process(), so nothing here sends
+ * from a completion except where the reply's borrowed data is needed (the
+ * predecessor's name), and every request increments `inflight` before it
+ * is sent: the attempt is never freed while a reply can still name it.
+ *
+ * The decision a listing leads to is the only recipe-specific part
+ * (decide()); read/write locks and semaphores plug in there. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void create_done(int rc, const char *value, const struct Stat *st,
+                        const void *data);
+static void list_done(int rc, const struct String_vector *sv,
+                      const struct Stat *st, const void *data);
+static void pred_watch_done(int rc, const char *value, int len,
+                            const struct Stat *st, const void *data);
+static void own_watch_done(int rc, const char *value, int len,
+                           const struct Stat *st, const void *data);
+static void delete_done(int rc, const void *data);
+static void ignore_string_done(int rc, const char *value, const void *data);
+static void ignore_void_done(int rc, const void *data);
+
+#define ATT(data) ((zkl__att_t *)(uintptr_t)(data))
+
+static char *att_name(zkl__att_t *a)
+{
+    return a->path + a->dirlen + 1;
+}
+
+/* "<dir>/_c_<uuid>-lock-", NUL where the sequence will go. */
+static void att_new_uuid(zkl__att_t *a)
+{
+    char *n = att_name(a);
+
+    memcpy(n, "_c_", 3);
+    zkl__uuid(n + 3);
+    memcpy(n + ZKL__PREFIX_LEN, ZKL__TAG, ZKL__TAG_LEN + 1);
+}
+
+static int session_gone_rc(int rc)
+{
+    return rc == ZSESSIONEXPIRED || rc == ZCLOSING || rc == ZSESSIONMOVED ||
+           rc == ZINVALIDSTATE;
+}
+
+static int connloss_rc(int rc)
+{
+    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
+}
+
+zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
+{
+    size_t dirlen = strlen(lk->path);
+    zkl__att_t *a = calloc(1, sizeof *a + dirlen + 1 + ZKL__NAME_LEN + 1);
+
+    if (a == NULL)
+        return NULL;
+    a->c = c;
+    a->lk = lk;
+    a->heap_idx = UINT32_MAX;
+    a->dirlen = (uint16_t)dirlen;
+    memcpy(a->path, lk->path, dirlen);
+    a->path[dirlen] = '/';
+    att_new_uuid(a);
+    a->goal = ZKL__GOAL_ACQUIRE;
+    a->node = ZKL__NODE_NONE;
+    if (timeout == 0)
+        a->flags |= ZKL__F_TRYLOCK;
+    if (timeout > 0) {
+        a->deadline = zkl__now_ms() + (uint64_t)timeout;
+        if (zkl__heap_push(c, a) != ZKL_OK) {
+            free(a);
+            return NULL;
+        }
+    }
+    a->next = c->atts;
+    if (c->atts != NULL)
+        c->atts->prev = a;
+    c->atts = a;
+    c->natts++;
+    zkl__att_schedule(a, ZKL__NEXT_CREATE);
+    return a;
+}
+
+void zkl__att_free(zkl__att_t *a)
+{
+    zkl_client_t *c = a->c;
+
+    zkl__heap_remove(c, a);
+    zkl__wtab_remove(c, a);
+    if (a->flags & ZKL__F_STALLED)
+        c->nstalled--;
+    if (a->prev != NULL)
+        a->prev->next = a->next;
+    else
+        c->atts = a->next;
+    if (a->next != NULL)
+        a->next->prev = a->prev;
+    c->natts--;
+    free(a);
+}
+
+void zkl__att_schedule(zkl__att_t *a, int next_op)
+{
+    zkl_client_t *c = a->c;
+
+    a->next_op = (uint8_t)next_op;
+    if (a->flags & ZKL__F_READY)
+        return;
+    a->flags |= ZKL__F_READY;
+    a->ready_next = NULL;
+    *c->ready_tail = a;
+    c->ready_tail = &a->ready_next;
+}
+
+/* What a DELETE-goal attempt must do about its node. */
+static int delete_step_for(zkl__att_t *a)
+{
+    switch ((enum zkl__node)a->node) {
+    case ZKL__NODE_NONE:
+        return ZKL__NEXT_NOTHING;
+    case ZKL__NODE_MAYBE:
+        return ZKL__NEXT_LIST; /* find it by uuid first */
+    case ZKL__NODE_KNOWN:
+        return ZKL__NEXT_DELETE;
+    }
+    return ZKL__NEXT_NOTHING;
+}
+
+/* The user is done with this attempt (timeout, cancel, failure, lost,
+ * zkl_lock_free): tell them (ev != 0) and clean the node up in the
+ * background. */
+void zkl__att_let_go(zkl__att_t *a, int ev, int status)
+{
+    zkl_lock_t *lk = a->lk;
+
+    if (lk != NULL) {
+        if (ev != 0)
+            zkl__queue_event(a->c, lk, ev, status);
+        lk->att = NULL;
+        lk->releasing = 0;
+        a->lk = NULL;
+    }
+    zkl__heap_remove(a->c, a);
+    zkl__wtab_remove(a->c, a);
+    a->goal = ZKL__GOAL_DELETE;
+    zkl__att_schedule(a, delete_step_for(a));
+}
+
+void zkl__att_release(zkl__att_t *a)
+{
+    a->lk->releasing = 1;
+    a->result = ZKL_OK;
+    zkl__wtab_remove(a->c, a);
+    a->goal = ZKL__GOAL_DELETE;
+    zkl__att_schedule(a, delete_step_for(a));
+}
+
+/* Done when the node is gone and no reply is outstanding. */
+static void att_finish(zkl__att_t *a)
+{
+    if (a->lk != NULL) {
+        zkl__queue_event(a->c, a->lk, ZKL_LOCK_RELEASED, a->result);
+        a->lk->att = NULL;
+        a->lk->releasing = 0;
+        a->lk = NULL;
+    }
+    zkl__att_free(a);
+}
+
+static void att_fail(zkl__att_t *a, int status)
+{
+    int ev = a->goal == ZKL__GOAL_HOLD ? ZKL_LOCK_LOST : ZKL_LOCK_FAILED;
+
+    if (a->lk != NULL && a->lk->releasing) {
+        a->result = status; /* reported by att_finish */
+        a->goal = ZKL__GOAL_DELETE;
+        zkl__att_schedule(a, delete_step_for(a));
+        return;
+    }
+    zkl__att_let_go(a, ev, status);
+}
+
+static void count_inflight(zkl__att_t *a, int rc)
+{
+    if (rc == ZOK)
+        a->inflight++;
+}
+
+/* A request could not even be queued (the handle is closing or its
+ * session is dead): the session handling resets the attempt. */
+static void send_failed(zkl__att_t *a, int rc)
+{
+    ZKL_LOG(ZKL_LOG_WARN, "zklock: %s: request not sent: %s", a->path,
+            zerror(rc));
+    a->next_op = ZKL__NEXT_NOTHING;
+    if (!session_gone_rc(rc))
+        a->c->expired = 1; /* only a dead handle refuses requests */
+}
+
+static void send_create(zkl__att_t *a, int with_parents)
+{
+    zhandle_t *zh = a->c->zh;
+    int rc;
+
+    if (with_parents) {
+        /* Ancestors first, pipelined: the server answers in order, so the
+         * create below sees them. ZNODEEXISTS is the common answer. */
+        char tmp[ZKL_PATH_MAX + 1];
+        size_t i;
+
+        memcpy(tmp, a->path, a->dirlen);
+        tmp[a->dirlen] = '\0';
+        for (i = 1; i <= a->dirlen; i++) {
+            if (i == a->dirlen || tmp[i] == '/') {
+                char save = tmp[i];
+
+                tmp[i] = '\0';
+                zoo_acreate(zh, tmp, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                            ZOO_CONTAINER, ignore_string_done, NULL);
+                tmp[i] = save;
+            }
+        }
+    }
+    a->path[a->dirlen + 1 + ZKL__PREFIX_LEN + ZKL__TAG_LEN] = '\0';
+    a->flags &= (uint8_t)~ZKL__F_NOPARENT;
+    rc = zoo_acreate2(zh, a->path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                      ZOO_EPHEMERAL_SEQUENTIAL, create_done, a);
+    if (rc != ZOK) {
+        send_failed(a, rc);
+        return;
+    }
+    a->inflight++;
+    a->node = ZKL__NODE_MAYBE; /* until the reply says otherwise */
+    /* Pipelined right behind the create: the listing already contains
+     * our node, so an uncontended acquire costs one round trip. */
+    a->path[a->dirlen] = '\0';
+    rc = zoo_aget_children2(zh, a->path, 0, list_done, a);
+    a->path[a->dirlen] = '/';
+    count_inflight(a, rc);
+}
+
+static void send_list(zkl__att_t *a)
+{
+    int rc;
+
+    a->path[a->dirlen] = '\0';
+    rc = zoo_aget_children2(a->c->zh, a->path, 0, list_done, a);
+    a->path[a->dirlen] = '/';
+    if (rc != ZOK)
+        send_failed(a, rc);
+    count_inflight(a, rc);
+}
+
+static void send_delete(zkl__att_t *a)
+{
+    int rc = zoo_adelete(a->c->zh, a->path, -1, delete_done, a);
+
+    if (rc != ZOK)
+        send_failed(a, rc);
+    count_inflight(a, rc);
+}
+
+static void send_confirm(zkl__att_t *a)
+{
+    int rc = zoo_awget(a->c->zh, a->path, zkl__watcher, a->c,
+                       own_watch_done, a);
+
+    if (rc != ZOK)
+        send_failed(a, rc);
+    count_inflight(a, rc);
+}
+
+static void att_step(zkl__att_t *a)
+{
+    zkl_client_t *c = a->c;
+    int op = a->next_op;
+
+    if (a->inflight > 0 || c->closing)
+        return; /* the last reply re-schedules */
+    if (op == ZKL__NEXT_NOTHING) {
+        if (a->goal == ZKL__GOAL_DELETE && a->node == ZKL__NODE_NONE)
+            att_finish(a);
+        return;
+    }
+    if (!zkl__is_connected(c)) {
+        if (!(a->flags & ZKL__F_STALLED)) {
+            a->flags |= ZKL__F_STALLED;
+            c->nstalled++;
+        }
+        return;
+    }
+    if (a->flags & ZKL__F_STALLED) {
+        a->flags &= (uint8_t)~ZKL__F_STALLED;
+        c->nstalled--;
+    }
+    a->next_op = ZKL__NEXT_NOTHING;
+    switch ((enum zkl__next)op) {
+    case ZKL__NEXT_CREATE:
+        send_create(a, 0);
+        break;
+    case ZKL__NEXT_PARENTS:
+        send_create(a, 1);
+        break;
+    case ZKL__NEXT_LIST:
+        send_list(a);
+        break;
+    case ZKL__NEXT_DELETE:
+        send_delete(a);
+        break;
+    case ZKL__NEXT_CONFIRM:
+        send_confirm(a);
+        break;
+    case ZKL__NEXT_NOTHING:
+        break;
+    }
+}
+
+void zkl__run_ready(zkl_client_t *c)
+{
+    if (c->stepping)
+        return;
+    c->stepping = 1;
+    while (c->ready != NULL) {
+        zkl__att_t *a = c->ready;
+
+        c->ready = a->ready_next;
+        if (c->ready == NULL)
+            c->ready_tail = &c->ready;
+        a->flags &= (uint8_t)~ZKL__F_READY;
+        att_step(a);
+    }
+    c->stepping = 0;
+}
+
+/* After a reply: go on once the last outstanding reply is in. */
+static void after_reply(zkl__att_t *a, int next_op)
+{
+    if (next_op != ZKL__NEXT_NOTHING || a->next_op == ZKL__NEXT_NOTHING)
+        a->next_op = (uint8_t)next_op;
+    if (a->inflight == 0 && !a->c->closing)
+        zkl__att_schedule(a, a->next_op);
+}
+
+static void create_done(int rc, const char *value, const struct Stat *st,
+                        const void *data)
+{
+    zkl__att_t *a = ATT(data);
+    size_t vlen;
+
+    a->inflight--;
+    if (rc == ZOK && value != NULL && (vlen = strlen(value)) >= ZKL__SEQ_LEN) {
+        memcpy(att_name(a) + ZKL__PREFIX_LEN + ZKL__TAG_LEN,
+               value + vlen - ZKL__SEQ_LEN, ZKL__SEQ_LEN + 1);
+        a->node = ZKL__NODE_KNOWN;
+        a->czxid = st != NULL ? st->czxid : 0;
+        a->parent_rounds = 0;
+    } else if (rc == ZNONODE) {
+        a->node = ZKL__NODE_NONE;
+        a->flags |= ZKL__F_NOPARENT;
+    } else if (connloss_rc(rc)) {
+        a->node = ZKL__NODE_MAYBE; /* the listing will tell */
+    } else if (session_gone_rc(rc)) {
+        a->node = ZKL__NODE_NONE;
+    } else {
+        a->node = ZKL__NODE_NONE;
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: create under %.*s: %s",
+                (int)a->dirlen, a->path, zerror(rc));
+        if (a->goal == ZKL__GOAL_ACQUIRE)
+            att_fail(a, zkl__from_zk(rc));
+    }
+    /* The pipelined listing, if sent, decides. */
+    after_reply(a, ZKL__NEXT_NOTHING);
+}
+
+/* Sends the watch on the predecessor, while its name is still at hand. */
+static void watch_pred(zkl__att_t *a, const char *pred)
+{
+    char stackbuf[ZKL_PATH_MAX + 128];
+    size_t plen = strlen(pred), need = (size_t)a->dirlen + 1 + plen + 1;
+    char *p = need <= sizeof stackbuf ? stackbuf : malloc(need);
+    int rc;
+
+    if (p == NULL) {
+        after_reply(a, ZKL__NEXT_LIST); /* try again later */
+        return;
+    }
+    memcpy(p, a->path, (size_t)a->dirlen + 1);
+    memcpy(p + a->dirlen + 1, pred, plen + 1);
+    a->whash = zkl__hash(p);
+    rc = zoo_awget(a->c->zh, p, zkl__watcher, a->c, pred_watch_done, a);
+    if (p != stackbuf)
+        free(p);
+    if (rc != ZOK) {
+        send_failed(a, rc);
+        return;
+    }
+    a->inflight++;
+}
+
+static void delete_ghost(zkl__att_t *a, const char *name)
+{
+    char p[ZKL_PATH_MAX + ZKL__NAME_LEN + 2];
+
+    if (strlen(name) != ZKL__NAME_LEN)
+        return;
+    memcpy(p, a->path, (size_t)a->dirlen + 1);
+    memcpy(p + a->dirlen + 1, name, ZKL__NAME_LEN + 1);
+    ZKL_LOG(ZKL_LOG_INFO, "zklock: deleting duplicate node %s", p);
+    zoo_adelete(a->c->zh, p, -1, ignore_void_done, NULL);
+}
+
+/* The recipe: given the children, where does this attempt stand? For a
+ * mutex the holder is the lowest node and a waiter watches the node just
+ * below its own (never the head: one wake-up per release). */
+static void decide(zkl__att_t *a, const struct String_vector *sv)
+{
+    const char *own = NULL, *pred = NULL;
+    char *me = att_name(a);
+    int i;
+
+    /* Our node: the known name, or after a lost create reply whatever
+     * carries our uuid (the lowest if a retry made two). */
+    for (i = 0; i < sv->count; i++) {
+        const char *n = sv->data[i];
+
+        if (strncmp(n, me, ZKL__PREFIX_LEN) != 0)
+            continue;
+        if (a->node == ZKL__NODE_KNOWN) {
+            if (strcmp(n, me) == 0)
+                own = n;
+            else
+                delete_ghost(a, n);
+        } else if (strlen(n) == ZKL__NAME_LEN &&
+                   strncmp(n + ZKL__PREFIX_LEN, ZKL__TAG, ZKL__TAG_LEN) == 0) {
+            if (own == NULL || zkl__name_cmp(n, own) < 0) {
+                if (own != NULL)
+                    delete_ghost(a, own);
+                own = n;
+            } else {
+                delete_ghost(a, n);
+            }
+        }
+    }
+    if (own == NULL) {
+        a->node = ZKL__NODE_NONE;
+        a->czxid = 0;
+        after_reply(a, a->goal == ZKL__GOAL_ACQUIRE ? ZKL__NEXT_CREATE
+                                                    : ZKL__NEXT_NOTHING);
+        return;
+    }
+    if (a->node != ZKL__NODE_KNOWN) {
+        memcpy(me, own, ZKL__NAME_LEN + 1);
+        a->node = ZKL__NODE_KNOWN;
+        a->czxid = 0; /* learnt from the own-node watch before granting */
+    }
+    if (a->goal != ZKL__GOAL_ACQUIRE) {
+        after_reply(a, delete_step_for(a));
+        return;
+    }
+    for (i = 0; i < sv->count; i++) {
+        const char *n = sv->data[i];
+
+        if (zkl__name_cmp(n, me) < 0 &&
+            (pred == NULL || zkl__name_cmp(n, pred) > 0))
+            pred = n;
+    }
+    if (pred == NULL) {
+        /* Granted. The own-node watch reports a deletion by someone else
+         * and, for an adopted node, supplies the czxid first. */
+        if (a->czxid != 0) {
+            a->goal = ZKL__GOAL_HOLD;
+            zkl__heap_remove(a->c, a);
+            zkl__queue_event(a->c, a->lk, ZKL_LOCK_ACQUIRED, ZKL_OK);
+        }
+        after_reply(a, ZKL__NEXT_CONFIRM);
+    } else if (a->flags & ZKL__F_TRYLOCK) {
+        zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ELOCKED);
+    } else {
+        watch_pred(a, pred);
+        after_reply(a, ZKL__NEXT_NOTHING);
+    }
+}
+
+static void list_done(int rc, const struct String_vector *sv,
+                      const struct Stat *st, const void *data)
+{
+    zkl__att_t *a = ATT(data);
+
+    (void)st;
+    a->inflight--;
+    if (a->c->closing) {
+        return;
+    } else if (rc == ZOK && sv != NULL) {
+        decide(a, sv);
+    } else if (rc == ZNONODE) {
+        /* No lock path, so no node of ours under it either. */
+        a->node = ZKL__NODE_NONE;
+        if (a->goal != ZKL__GOAL_ACQUIRE) {
+            after_reply(a, ZKL__NEXT_NOTHING);
+        } else if (++a->parent_rounds > 20) {
+            /* Something deletes the path as fast as we create it. */
+            att_fail(a, ZKL_EZK);
+        } else {
+            a->flags &= (uint8_t)~ZKL__F_NOPARENT;
+            after_reply(a, ZKL__NEXT_PARENTS);
+        }
+    } else if (connloss_rc(rc)) {
+        after_reply(a, a->node == ZKL__NODE_NONE
+                           ? (a->goal == ZKL__GOAL_ACQUIRE ? ZKL__NEXT_CREATE
+                                                           : ZKL__NEXT_NOTHING)
+                           : ZKL__NEXT_LIST);
+    } else if (session_gone_rc(rc)) {
+        after_reply(a, ZKL__NEXT_NOTHING); /* session handling resets us */
+    } else {
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: list %.*s: %s", (int)a->dirlen,
+                a->path, zerror(rc));
+        if (a->goal == ZKL__GOAL_ACQUIRE)
+            att_fail(a, zkl__from_zk(rc));
+        /* A node we cannot list for is still deleted if known; an unknown
+         * one is ephemeral and ends with the session. */
+        if (a->node == ZKL__NODE_MAYBE)
+            a->node = ZKL__NODE_NONE;
+        after_reply(a, delete_step_for(a));
+    }
+}
+
+static void pred_watch_done(int rc, const char *value, int len,
+                            const struct Stat *st, const void *data)
+{
+    zkl__att_t *a = ATT(data);
+
+    (void)value;
+    (void)len;
+    (void)st;
+    a->inflight--;
+    if (a->c->closing)
+        return;
+    if (a->goal != ZKL__GOAL_ACQUIRE) {
+        after_reply(a, delete_step_for(a));
+    } else if (rc == ZOK) {
+        if (zkl__wtab_add(a->c, a, a->whash) != ZKL_OK)
+            after_reply(a, ZKL__NEXT_LIST);
+        else
+            after_reply(a, ZKL__NEXT_NOTHING); /* wait for the watch */
+    } else if (rc == ZNONODE || connloss_rc(rc)) {
+        after_reply(a, ZKL__NEXT_LIST); /* gone already: look again */
+    } else if (session_gone_rc(rc)) {
+        after_reply(a, ZKL__NEXT_NOTHING);
+    } else {
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: watch under %.*s: %s",
+                (int)a->dirlen, a->path, zerror(rc));
+        att_fail(a, zkl__from_zk(rc));
+    }
+}
+
+static void own_watch_done(int rc, const char *value, int len,
+                           const struct Stat *st, const void *data)
+{
+    zkl__att_t *a = ATT(data);
+    zkl_client_t *c = a->c;
+
+    (void)value;
+    (void)len;
+    a->inflight--;
+    if (c->closing)
+        return;
+    if (a->goal == ZKL__GOAL_DELETE) {
+        after_reply(a, delete_step_for(a));
+        return;
+    }
+    if (rc == ZOK && st != NULL && st->ephemeralOwner != c->session_id) {
+        /* Carries our uuid but belongs to another session: not ours. */
+        rc = ZNONODE;
+    }
+    if (rc == ZOK) {
+        zkl__wtab_add(c, a, zkl__hash(a->path));
+        if (a->goal == ZKL__GOAL_ACQUIRE) {
+            /* An adopted node: the grant waited for its czxid. */
+            a->czxid = st->czxid;
+            a->goal = ZKL__GOAL_HOLD;
+            zkl__heap_remove(c, a);
+            zkl__queue_event(c, a->lk, ZKL_LOCK_ACQUIRED, ZKL_OK);
+        } else if (a->flags & ZKL__F_SUSPENDED) {
+            a->flags &= (uint8_t)~ZKL__F_SUSPENDED;
+            zkl__queue_event(c, a->lk, ZKL_LOCK_RESTORED, ZKL_OK);
+        }
+        after_reply(a, ZKL__NEXT_NOTHING);
+    } else if (rc == ZNONODE) {
+        a->node = ZKL__NODE_NONE;
+        if (a->goal == ZKL__GOAL_ACQUIRE)
+            after_reply(a, ZKL__NEXT_CREATE);
+        else
+            att_fail(a, ZKL_ENODEGONE);
+    } else if (connloss_rc(rc)) {
+        after_reply(a, ZKL__NEXT_CONFIRM);
+    } else if (session_gone_rc(rc)) {
+        after_reply(a, ZKL__NEXT_NOTHING);
+    } else {
+        /* Held, but unwatched: a deletion by someone else would go
+         * unnoticed until the next reconnect re-checks. */
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: watch on %s: %s", a->path,
+                zerror(rc));
+        if (a->goal == ZKL__GOAL_ACQUIRE)
+            att_fail(a, zkl__from_zk(rc));
+        else
+            after_reply(a, ZKL__NEXT_NOTHING);
+    }
+}
+
+static void delete_done(int rc, const void *data)
+{
+    zkl__att_t *a = ATT(data);
+
+    a->inflight--;
+    if (a->c->closing)
+        return;
+    if (rc == ZOK || rc == ZNONODE) {
+        a->node = ZKL__NODE_NONE;
+    } else if (connloss_rc(rc)) {
+        after_reply(a, ZKL__NEXT_DELETE);
+        return;
+    } else if (session_gone_rc(rc)) {
+        a->node = ZKL__NODE_NONE;
+        if (a->result == ZKL_OK)
+            a->result = ZKL_ESESSION;
+    } else {
+        /* Refused (an ACL, say): the node stays until the session ends. */
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: delete %s: %s", a->path, zerror(rc));
+        a->node = ZKL__NODE_NONE;
+        a->result = zkl__from_zk(rc);
+    }
+    after_reply(a, ZKL__NEXT_NOTHING);
+}
+
+static void ignore_string_done(int rc, const char *value, const void *data)
+{
+    (void)rc;
+    (void)value;
+    (void)data;
+}
+
+static void ignore_void_done(int rc, const void *data)
+{
+    (void)rc;
+    (void)data;
+}
+
+/* A watch fired on path: wake everyone filed under it. */
+void zkl__on_watch(zkl_client_t *c, int type, const char *path)
+{
+    zkl__att_t *a = zkl__wtab_take(c, zkl__hash(path)), *nx;
+
+    for (; a != NULL; a = nx) {
+        nx = a->wnext;
+        a->wnext = NULL;
+        if (a->goal == ZKL__GOAL_ACQUIRE) {
+            zkl__att_schedule(a, ZKL__NEXT_LIST);
+        } else if (a->goal == ZKL__GOAL_HOLD) {
+            if (type == ZOO_DELETED_EVENT && strcmp(path, a->path) == 0) {
+                a->node = ZKL__NODE_NONE;
+                att_fail(a, ZKL_ENODEGONE);
+            } else {
+                zkl__att_schedule(a, ZKL__NEXT_CONFIRM);
+            }
+        }
+    }
+}
+
+void zkl__on_suspended(zkl_client_t *c)
+{
+    zkl__att_t *a;
+
+    for (a = c->atts; a != NULL; a = a->next) {
+        if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL &&
+            !a->lk->releasing && !(a->flags & ZKL__F_SUSPENDED)) {
+            a->flags |= ZKL__F_SUSPENDED;
+            zkl__queue_event(c, a->lk, ZKL_LOCK_SUSPENDED, ZKL_ESUSPENDED);
+        }
+    }
+}
+
+void zkl__on_connected(zkl_client_t *c, int reconnect)
+{
+    zkl__att_t *a;
+
+    for (a = c->atts; a != NULL; a = a->next) {
+        if (reconnect && a->goal == ZKL__GOAL_HOLD && a->inflight == 0)
+            zkl__att_schedule(a, ZKL__NEXT_CONFIRM); /* still ours? */
+        else if (a->flags & ZKL__F_STALLED)
+            zkl__att_schedule(a, a->next_op);
+    }
+}
+
+/* Disconnected for longer than the session timeout: the server has
+ * expired the session, or will the moment it hears from us, so a holder
+ * must assume another contender holds the lock now. */
+void zkl__on_presumed_expiry(zkl_client_t *c)
+{
+    zkl__att_t *a, *nx;
+
+    for (a = c->atts; a != NULL; a = nx) {
+        nx = a->next;
+        if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL && !a->lk->releasing)
+            zkl__att_let_go(a, ZKL_LOCK_LOST, ZKL_ESESSION);
+    }
+}
+
+/* The session is gone, and every node it owned with it. */
+void zkl__on_session_gone(zkl_client_t *c, int status)
+{
+    zkl__att_t *a, *nx;
+
+    for (a = c->atts; a != NULL; a = nx) {
+        nx = a->next;
+        zkl__wtab_remove(c, a);
+        a->node = ZKL__NODE_NONE;
+        a->czxid = 0;
+        a->flags &= (uint8_t)~(ZKL__F_SUSPENDED | ZKL__F_NOPARENT);
+        switch ((enum zkl__goal)a->goal) {
+        case ZKL__GOAL_HOLD:
+            att_fail(a, status);
+            break;
+        case ZKL__GOAL_DELETE:
+            if (a->result == ZKL_OK)
+                a->result = status;
+            zkl__att_schedule(a, ZKL__NEXT_NOTHING);
+            break;
+        case ZKL__GOAL_ACQUIRE:
+            if (status == ZKL_ESESSION) {
+                /* Re-queue on the new session, under a fresh uuid so no
+                 * node of the old session can be taken for ours. */
+                att_new_uuid(a);
+                zkl__att_schedule(a, ZKL__NEXT_CREATE);
+            } else {
+                att_fail(a, status);
+            }
+            break;
+        }
+    }
+}
+
+void zkl__on_deadlines(zkl_client_t *c, uint64_t now)
+{
+    zkl__att_t *a;
+
+    while ((a = zkl__heap_top(c)) != NULL && a->deadline <= now) {
+        zkl__heap_remove(c, a);
+        if (a->goal == ZKL__GOAL_ACQUIRE && a->lk != NULL)
+            zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ETIMEDOUT);
+    }
+}

@@ -1,0 +1,590 @@
+/* The client: one ZooKeeper session at a time, renewed after expiry, and
+ * the one place where the loop, ZooKeeper and user callbacks meet.
+ *
+ * Every entry from the loop (zkl_client_on_io / zkl_client_on_timer) is a
+ * "pass": feed ZooKeeper, let attempts step, deliver queued callbacks,
+ * then ask ZooKeeper what to wait for and re-arm the loop. User callbacks
+ * run only from a pass, after ZooKeeper has returned, so a callback may
+ * call anything, including freeing the client (deferred to the end of the
+ * outermost pass). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CONN_EV_BASE 100 /* evq entries with lk == NULL carry these */
+
+/* ---------------------------------------------------------------- */
+/* Options                                                           */
+/* ---------------------------------------------------------------- */
+
+int zkl_options_new(zkl_options_t **out)
+{
+    zkl_options_t *o;
+
+    if (out == NULL)
+        return ZKL_EINVAL;
+    *out = NULL;
+    o = calloc(1, sizeof *o);
+    if (o == NULL)
+        return ZKL_ENOMEM;
+    o->session_timeout = 10000;
+    *out = o;
+    return ZKL_OK;
+}
+
+void zkl_options_free(zkl_options_t *o)
+{
+    if (o == NULL)
+        return;
+    free(o->hosts);
+    free(o->chroot);
+    free(o);
+}
+
+static int set_string(char **slot, const char *s)
+{
+    char *d = NULL;
+
+    if (s != NULL && (d = strdup(s)) == NULL)
+        return ZKL_ENOMEM;
+    free(*slot);
+    *slot = d;
+    return ZKL_OK;
+}
+
+int zkl_options_set_servers(zkl_options_t *o, const char *hosts)
+{
+    if (o == NULL || hosts == NULL || hosts[0] == '\0' ||
+        strchr(hosts, '/') != NULL)
+        return ZKL_EINVAL;
+    return set_string(&o->hosts, hosts);
+}
+
+int zkl_options_set_session_timeout(zkl_options_t *o, int ms)
+{
+    if (o == NULL || ms < 1 || ms > 600000)
+        return ZKL_EINVAL;
+    o->session_timeout = ms;
+    return ZKL_OK;
+}
+
+int zkl_options_set_chroot(zkl_options_t *o, const char *path)
+{
+    int rc;
+
+    if (o == NULL)
+        return ZKL_EINVAL;
+    if (path == NULL || strcmp(path, "/") == 0)
+        return set_string(&o->chroot, NULL);
+    if ((rc = zkl__path_check(path, 0)) != ZKL_OK)
+        return rc;
+    return set_string(&o->chroot, path);
+}
+
+int zkl_options_set_conn_cb(zkl_options_t *o, zkl_conn_cb cb, void *arg)
+{
+    if (o == NULL)
+        return ZKL_EINVAL;
+    o->conn_cb = cb;
+    o->conn_arg = arg;
+    return ZKL_OK;
+}
+
+/* ---------------------------------------------------------------- */
+/* Deferred callbacks                                                */
+/* ---------------------------------------------------------------- */
+
+int zkl__queue_event(zkl_client_t *c, zkl_lock_t *lk, int ev, int status)
+{
+    zkl__event_t *e;
+
+    if (c->evq_len == c->evq_cap) {
+        size_t n = c->evq_cap ? c->evq_cap * 2 : 16, i;
+        zkl__event_t *q = malloc(n * sizeof *q);
+
+        if (q == NULL) {
+            /* Dropping a callback would break exactly-once; this is the
+             * only allocation a callback depends on, and it is 16 bytes
+             * per pending event. Log loudly and drop. */
+            ZKL_LOG(ZKL_LOG_ERROR, "zklock: out of memory queueing event");
+            return ZKL_ENOMEM;
+        }
+        for (i = 0; i < c->evq_len; i++)
+            q[i] = c->evq[(c->evq_head + i) % c->evq_cap];
+        free(c->evq);
+        c->evq = q;
+        c->evq_cap = n;
+        c->evq_head = 0;
+    }
+    e = &c->evq[(c->evq_head + c->evq_len++) % c->evq_cap];
+    e->lk = lk;
+    e->ev = ev;
+    e->status = status;
+    if (lk != NULL)
+        lk->nqueued++;
+    return ZKL_OK;
+}
+
+void zkl__purge_events(zkl_client_t *c, zkl_lock_t *lk)
+{
+    size_t i;
+
+    for (i = 0; i < c->evq_len && lk->nqueued > 0; i++) {
+        zkl__event_t *e = &c->evq[(c->evq_head + i) % c->evq_cap];
+
+        if (e->lk == lk) {
+            e->lk = NULL;
+            e->ev = 0;
+            lk->nqueued--;
+        }
+    }
+}
+
+static void queue_conn_event(zkl_client_t *c, zkl_conn_event_t ev)
+{
+    c->conn_state = (int)ev;
+    if (c->conn_cb != NULL)
+        zkl__queue_event(c, NULL, CONN_EV_BASE + (int)ev, 0);
+}
+
+/* Runs queued callbacks in order. Stops early when a callback asks for
+ * the client to be freed: teardown delivers the rest. */
+static void drain(zkl_client_t *c)
+{
+    while (c->evq_len > 0) {
+        zkl__event_t e = c->evq[c->evq_head];
+
+        c->evq_head = (c->evq_head + 1) % c->evq_cap;
+        c->evq_len--;
+        if (e.lk != NULL) {
+            e.lk->nqueued--;
+            e.lk->cb(e.lk, (zkl_lock_event_t)e.ev, e.status, e.lk->arg);
+        } else if (e.ev >= CONN_EV_BASE && c->conn_cb != NULL) {
+            c->conn_cb(c, (zkl_conn_event_t)(e.ev - CONN_EV_BASE),
+                       c->conn_arg);
+        }
+        if (c->freeing && !c->closing)
+            return;
+    }
+}
+
+/* ---------------------------------------------------------------- */
+/* Session                                                           */
+/* ---------------------------------------------------------------- */
+
+int zkl__is_connected(zkl_client_t *c)
+{
+    return c->zh != NULL && c->connected && !c->expired;
+}
+
+static void on_session_event(zkl_client_t *c, int state)
+{
+    if (state == ZOO_CONNECTED_STATE) {
+        const clientid_t *id = zoo_client_id(c->zh);
+        int reconnect = c->ever_connected;
+
+        c->connected = 1;
+        c->ever_connected = 1;
+        c->suspended_at = 0;
+        c->presumed_lost = 0;
+        c->session_id = id != NULL ? id->client_id : 0;
+        queue_conn_event(c, reconnect ? ZKL_CONN_RECONNECTED
+                                      : ZKL_CONN_CONNECTED);
+        zkl__on_connected(c, reconnect);
+    } else if (state == ZOO_EXPIRED_SESSION_STATE) {
+        c->connected = 0;
+        c->expired = 1; /* renewed after zookeeper_process returns */
+    } else if (state == ZOO_AUTH_FAILED_STATE) {
+        c->connected = 0;
+        if (!c->dead) {
+            c->dead = ZKL_EAUTH;
+            queue_conn_event(c, ZKL_CONN_AUTH_FAILED);
+            zkl__on_session_gone(c, ZKL_EAUTH);
+        }
+    } else if (c->connected) {
+        /* CONNECTING / ASSOCIATING: the socket is gone, maybe not the
+         * session. */
+        c->connected = 0;
+        c->suspended_at = zkl__now_ms();
+        queue_conn_event(c, ZKL_CONN_SUSPENDED);
+        zkl__on_suspended(c);
+    }
+}
+
+/* One function and one context (the client) for the session watcher and
+ * every node watch: the ZooKeeper client de-duplicates (function,
+ * context) pairs, so each event arrives once and is fanned out here. */
+void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
+                  void *ctx)
+{
+    zkl_client_t *c = ctx;
+
+    if (c == NULL || zh != c->zh || c->closing)
+        return;
+    c->io_reset = 1; /* any event may come with a new socket */
+    if (type == ZOO_SESSION_EVENT)
+        on_session_event(c, state);
+    else if (path != NULL && path[0] != '\0')
+        zkl__on_watch(c, type, path);
+}
+
+static int open_session(zkl_client_t *c)
+{
+    c->zh = zookeeper_init2(c->hosts, zkl__watcher, c->session_timeout,
+                            NULL, c, 0, zkl__zk_log_trampoline);
+    if (c->zh == NULL)
+        return ZKL_EZK;
+    /* IP lists need no re-resolution on every zookeeper_interest(). */
+    zoo_set_servers_resolution_delay(c->zh, 60000);
+    c->connected = 0;
+    c->ever_connected = 0;
+    c->expired = 0;
+    c->session_id = 0;
+    c->io_reset = 1;
+    return ZKL_OK;
+}
+
+static void renew_session(zkl_client_t *c)
+{
+    zhandle_t *old = c->zh;
+
+    ZKL_LOG(ZKL_LOG_WARN, "zklock: session 0x%llx expired, opening a new one",
+            (unsigned long long)c->session_id);
+    c->zh = NULL;
+    c->connected = 0;
+    c->suspended_at = 0;
+    /* An expired handle is not connected, so this does not block; it
+     * completes whatever was outstanding with ZCLOSING. */
+    if (old != NULL)
+        zookeeper_close(old);
+    queue_conn_event(c, ZKL_CONN_EXPIRED);
+    zkl__on_session_gone(c, ZKL_ESESSION);
+    if (open_session(c) != ZKL_OK) {
+        c->dead = ZKL_EZK;
+        zkl__on_session_gone(c, ZKL_EZK);
+    }
+}
+
+/* ---------------------------------------------------------------- */
+/* Client                                                            */
+/* ---------------------------------------------------------------- */
+
+int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
+{
+    zkl_client_t *c;
+    const char *hosts;
+    size_t n;
+    int rc;
+
+    if (out == NULL)
+        return ZKL_EINVAL;
+    *out = NULL;
+    c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return ZKL_ENOMEM;
+    hosts = o != NULL && o->hosts != NULL ? o->hosts : "127.0.0.1:2181";
+    n = strlen(hosts) + (o != NULL && o->chroot ? strlen(o->chroot) : 0) + 1;
+    c->hosts = malloc(n);
+    if (c->hosts == NULL) {
+        free(c);
+        return ZKL_ENOMEM;
+    }
+    strcpy(c->hosts, hosts);
+    if (o != NULL && o->chroot != NULL)
+        strcat(c->hosts, o->chroot);
+    c->session_timeout = o != NULL ? o->session_timeout : 10000;
+    c->conn_cb = o != NULL ? o->conn_cb : NULL;
+    c->conn_arg = o != NULL ? o->conn_arg : NULL;
+    c->ready_tail = &c->ready;
+    c->io_fd = -1;
+    c->timer_ms = -2;
+    c->conn_state = ZKL_CONN_SUSPENDED;
+    if ((rc = open_session(c)) != ZKL_OK) {
+        free(c->hosts);
+        free(c);
+        return rc;
+    }
+    *out = c;
+    return ZKL_OK;
+}
+
+zkl_conn_event_t zkl_client_state(const zkl_client_t *c)
+{
+    if (c == NULL)
+        return ZKL_CONN_SUSPENDED;
+    return (zkl_conn_event_t)c->conn_state;
+}
+
+int64_t zkl_client_session_id(const zkl_client_t *c)
+{
+    return c != NULL ? c->session_id : 0;
+}
+
+int zkl_client_session_timeout(const zkl_client_t *c)
+{
+    if (c == NULL)
+        return 0;
+    if (c->zh != NULL && c->ever_connected)
+        return zoo_recv_timeout(c->zh);
+    return c->session_timeout;
+}
+
+size_t zkl_client_pending(const zkl_client_t *c)
+{
+    return c != NULL ? c->natts + c->nreqs : 0;
+}
+
+int zkl_client_attach(zkl_client_t *c, const zkl_loop_ops_t *ops,
+                      void *loop_data)
+{
+    if (c == NULL || ops == NULL || ops->io == NULL || ops->timer == NULL)
+        return ZKL_EINVAL;
+    if (c->freeing || c->closing)
+        return ZKL_ECLOSED;
+    if (c->ops != NULL)
+        return ZKL_EBUSY;
+    c->ops = ops;
+    c->loop_data = loop_data;
+    zkl__kick(c);
+    return ZKL_OK;
+}
+
+/* ---------------------------------------------------------------- */
+/* Passes                                                            */
+/* ---------------------------------------------------------------- */
+
+static void ask_interest(zkl_client_t *c, int *fd, int *events, long *ms)
+{
+    struct timeval tv = {0, 0};
+    int zfd = -1, interest = 0, rc;
+
+    *fd = -1;
+    *events = 0;
+    *ms = -1;
+    if (c->zh == NULL || c->dead)
+        return;
+    rc = zookeeper_interest(c->zh, &zfd, &interest, &tv);
+    if (rc != ZOK)
+        c->io_reset = 1;
+    if (rc == ZINVALIDSTATE || is_unrecoverable(c->zh) == ZINVALIDSTATE) {
+        if (zoo_state(c->zh) == ZOO_EXPIRED_SESSION_STATE)
+            c->expired = 1;
+        return;
+    }
+    *fd = zfd;
+    if (interest & ZOOKEEPER_READ)
+        *events |= ZKL_READ;
+    if (interest & ZOOKEEPER_WRITE)
+        *events |= ZKL_WRITE;
+    *ms = (long)tv.tv_sec * 1000L + (long)(tv.tv_usec + 999) / 1000L;
+}
+
+/* Moves everything forward until nothing is left to do without waiting
+ * for the loop; with_callbacks == 0 when called from an API function,
+ * whose caller must not see callbacks before it returns. */
+static void settle(zkl_client_t *c, int with_callbacks, int *fd,
+                   int *events, long *ms)
+{
+    int guard;
+
+    for (guard = 0; guard < 10000; guard++) {
+        uint64_t now;
+
+        zkl__run_ready(c);
+        if (c->expired && !c->dead) {
+            renew_session(c);
+            continue;
+        }
+        now = zkl__now_ms();
+        zkl__on_deadlines(c, now);
+        if (c->suspended_at != 0 && !c->presumed_lost &&
+            now >= c->suspended_at + (uint64_t)zkl_client_session_timeout(c)) {
+            c->presumed_lost = 1;
+            zkl__on_presumed_expiry(c);
+        }
+        if (c->ready != NULL)
+            continue;
+        if (with_callbacks && c->evq_len > 0) {
+            drain(c);
+            if (c->freeing)
+                return;
+            continue;
+        }
+        ask_interest(c, fd, events, ms);
+        if (c->ready != NULL || (c->expired && !c->dead) ||
+            (with_callbacks && c->evq_len > 0))
+            continue;
+        break;
+    }
+}
+
+static void arm(zkl_client_t *c, int fd, int events, long ms)
+{
+    zkl__att_t *top;
+    uint64_t now = zkl__now_ms();
+
+    if (c->ops == NULL)
+        return;
+    if (fd != c->io_fd || events != c->io_events || c->io_reset) {
+        if (c->ops->io(c->loop_data, fd, events, c->io_reset) != 0)
+            ZKL_LOG(ZKL_LOG_ERROR, "zklock: loop adapter io(%d) failed", fd);
+        c->io_fd = fd;
+        c->io_events = events;
+        c->io_reset = 0;
+    }
+    if (c->evq_len > 0 || c->ready != NULL || (c->expired && !c->dead))
+        ms = 0;
+    if ((top = zkl__heap_top(c)) != NULL) {
+        long d = top->deadline > now ? (long)(top->deadline - now) : 0;
+
+        if (ms < 0 || d < ms)
+            ms = d;
+    }
+    if (c->suspended_at != 0 && !c->presumed_lost) {
+        uint64_t end = c->suspended_at + (uint64_t)zkl_client_session_timeout(c);
+        long d = end > now ? (long)(end - now) : 0;
+
+        if (ms < 0 || d < ms)
+            ms = d;
+    }
+    if (c->ops->timer(c->loop_data, ms) != 0)
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: loop adapter timer failed");
+    c->timer_ms = ms;
+}
+
+static void teardown(zkl_client_t *c);
+
+static void pass(zkl_client_t *c, int zk_events, int from_timer)
+{
+    int fd = -1, events = 0;
+    long ms = -1;
+
+    if (c == NULL)
+        return;
+    if (c->depth > 0) {
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: on_io/on_timer called re-entrantly");
+        return;
+    }
+    c->depth++;
+    if (c->zh != NULL && !c->dead && !c->freeing) {
+        int rc, i;
+
+        if (from_timer) {
+            rc = zookeeper_process(c->zh, 0);
+        } else {
+            /* One call handles at most one reply: drain them all. */
+            for (i = 0; i < 4096; i++) {
+                rc = zookeeper_process(c->zh, zk_events);
+                if (rc != ZOK)
+                    break;
+                zk_events &= ZOOKEEPER_READ;
+                if (zk_events == 0)
+                    break;
+            }
+        }
+        if (rc != ZOK && rc != ZNOTHING)
+            c->io_reset = 1;
+        if (zoo_state(c->zh) == ZOO_EXPIRED_SESSION_STATE)
+            c->expired = 1;
+    }
+    if (!c->freeing)
+        settle(c, 1, &fd, &events, &ms);
+    c->depth--;
+    if (c->freeing) {
+        teardown(c);
+        return;
+    }
+    arm(c, fd, events, ms);
+}
+
+void zkl_client_on_io(zkl_client_t *c, int events)
+{
+    int zev = 0;
+
+    if (events & ZKL_READ)
+        zev |= ZOOKEEPER_READ;
+    if (events & ZKL_WRITE)
+        zev |= ZOOKEEPER_WRITE;
+    pass(c, zev, 0);
+}
+
+void zkl_client_on_timer(zkl_client_t *c)
+{
+    pass(c, 0, 1);
+}
+
+/* After an API call changed something: send what can be sent now and
+ * re-arm; callbacks wait for the loop (a 0 ms timer). */
+void zkl__kick(zkl_client_t *c)
+{
+    int fd = -1, events = 0;
+    long ms = -1;
+
+    if (c->depth > 0 || c->closing)
+        return; /* the running pass settles */
+    c->depth++;
+    settle(c, 0, &fd, &events, &ms);
+    c->depth--;
+    arm(c, fd, events, ms);
+}
+
+/* ---------------------------------------------------------------- */
+/* Teardown                                                          */
+/* ---------------------------------------------------------------- */
+
+static void teardown(zkl_client_t *c)
+{
+    zkl__att_t *a, *nx;
+    zkl_lock_t *lk;
+
+    c->closing = 1;
+    /* Every pending operation is answered, in the queue's order. */
+    for (a = c->atts; a != NULL; a = a->next) {
+        if ((lk = a->lk) == NULL)
+            continue;
+        if (lk->releasing)
+            zkl__queue_event(c, lk, ZKL_LOCK_RELEASED, ZKL_ECLOSED);
+        else if (a->goal == ZKL__GOAL_HOLD)
+            zkl__queue_event(c, lk, ZKL_LOCK_LOST, ZKL_ECLOSED);
+        else
+            zkl__queue_event(c, lk, ZKL_LOCK_FAILED, ZKL_ECLOSED);
+        lk->att = NULL;
+        lk->releasing = 0;
+        a->lk = NULL;
+    }
+    c->depth++;
+    drain(c);
+    /* Closing the session deletes its ephemeral nodes; outstanding
+     * requests complete with ZCLOSING (contenders callbacks included). */
+    if (c->zh != NULL) {
+        zhandle_t *zh = c->zh;
+
+        zookeeper_close(zh);
+        c->zh = NULL;
+    }
+    c->depth--;
+    for (lk = c->locks; lk != NULL; lk = lk->next)
+        lk->c = NULL;
+    for (a = c->atts; a != NULL; a = nx) {
+        nx = a->next;
+        free(a);
+    }
+    if (c->ops != NULL && c->ops->detach != NULL)
+        c->ops->detach(c->loop_data);
+    free(c->wtab);
+    free(c->heap);
+    free(c->evq);
+    free(c->hosts);
+    free(c);
+}
+
+void zkl_client_free(zkl_client_t *c)
+{
+    if (c == NULL || c->closing)
+        return;
+    c->freeing = 1;
+    if (c->depth > 0)
+        return; /* the outermost pass tears down */
+    teardown(c);
+}

@@ -1,0 +1,207 @@
+/* Private to libzklock: struct bodies and internal prototypes (zkl__*).
+ * Nothing here is exported (see -export-symbols-regex in Makefile.am). */
+#ifndef ZKL_INTERNAL_H
+#define ZKL_INTERNAL_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <zookeeper/zookeeper.h>
+
+#include "zklock.h"
+
+/* "_c_" + 36-char uuid + "-lock-": Curator's protected-mode prefix, which
+ * is what lets a lost create reply be recovered by name. */
+#define ZKL__UUID_LEN 36
+#define ZKL__PREFIX_LEN (3 + ZKL__UUID_LEN)      /* "_c_<uuid>" */
+#define ZKL__TAG "-lock-"
+#define ZKL__TAG_LEN 6
+#define ZKL__SEQ_LEN 10
+#define ZKL__NAME_LEN (ZKL__PREFIX_LEN + ZKL__TAG_LEN + ZKL__SEQ_LEN)
+
+/* ---- time ---- */
+uint64_t zkl__now_ms(void);
+
+/* ---- logging ---- */
+extern int zkl__log_max;
+void zkl__log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#define ZKL_LOG(lvl, ...)                                                   \
+    do {                                                                    \
+        if ((lvl) <= zkl__log_max)                                          \
+            zkl__log((lvl), __VA_ARGS__);                                   \
+    } while (0)
+void zkl__zk_log_trampoline(const char *msg);
+
+/* ---- names and paths ---- */
+int zkl__path_check(const char *path, int allow_root);
+void zkl__uuid(char out[ZKL__UUID_LEN + 1]);
+/* Curator's sort key: the text after the last "lock-", else the name. */
+const char *zkl__sort_key(const char *name);
+/* Total order used everywhere a queue is ordered (key, then name). */
+int zkl__name_cmp(const char *a, const char *b);
+uint64_t zkl__hash(const char *s);
+
+/* ---- the attempt machine ---- */
+
+enum zkl__goal {
+    ZKL__GOAL_ACQUIRE, /* get to the front of the queue */
+    ZKL__GOAL_HOLD,    /* at the front; watching our own node */
+    ZKL__GOAL_DELETE   /* make our node gone, then end */
+};
+
+enum zkl__node {
+    ZKL__NODE_NONE,  /* no node exists (or it is known gone) */
+    ZKL__NODE_MAYBE, /* a create was sent and its reply was lost */
+    ZKL__NODE_KNOWN  /* created; name in path[] */
+};
+
+/* What the attempt must send next when it steps. */
+enum zkl__next {
+    ZKL__NEXT_NOTHING, /* waiting for a reply or a watch */
+    ZKL__NEXT_CREATE,  /* create + pipelined list */
+    ZKL__NEXT_PARENTS, /* create the lock path's ancestors, then CREATE */
+    ZKL__NEXT_LIST,    /* list children and decide */
+    ZKL__NEXT_DELETE,  /* delete our node */
+    ZKL__NEXT_CONFIRM  /* held: (re)arm the watch on our own node */
+};
+
+#define ZKL__F_READY 0x01      /* on the client's ready queue */
+#define ZKL__F_STALLED 0x02    /* waits for the connection to come back */
+#define ZKL__F_IN_TABLE 0x04   /* in the waiter table under whash */
+#define ZKL__F_TRYLOCK 0x08    /* timeout 0 */
+#define ZKL__F_SUSPENDED 0x10  /* ZKL_LOCK_SUSPENDED reported */
+#define ZKL__F_NOPARENT 0x20   /* create said ZNONODE */
+
+typedef struct zkl__att zkl__att_t;
+
+/* One attempt: one lock node's life, from create to gone. Owned by the
+ * client (on c->atts) from acquire until its node is known gone and no
+ * reply is outstanding; the lock handle only points at it (lk->att) and
+ * lets go on cancel, timeout, release or free, so that handle can start a
+ * new attempt at once while this one cleans up. Never freed while a
+ * ZooKeeper request carries it as its data pointer (inflight > 0). */
+struct zkl__att {
+    zkl_client_t *c;
+    zkl_lock_t *lk;           /* NULL once the user let go */
+    zkl__att_t *prev, *next;  /* c->atts */
+    zkl__att_t *ready_next;   /* c->ready */
+    zkl__att_t *wnext;        /* waiter table chain */
+    uint64_t whash;           /* hash of the watched path */
+    uint64_t deadline;        /* monotonic ms; 0 = none */
+    int64_t czxid;            /* fencing token once known, else 0 */
+    int result;               /* RELEASED status once the node is gone */
+    uint32_t heap_idx;        /* in c->heap, or UINT32_MAX */
+    uint8_t goal, node, next_op, flags;
+    uint8_t inflight;         /* requests carrying this attempt */
+    uint8_t parent_rounds;    /* ZNONODE retries, bounded */
+    uint16_t dirlen;          /* strlen(lock path) */
+    char path[];              /* "<dir>/_c_<uuid>-lock-<seq>" */
+};
+
+/* ---- lock handle ---- */
+struct zkl_lock {
+    zkl_client_t *c;          /* NULL once the client is gone */
+    zkl_lock_t *prev, *next;  /* c->locks */
+    zkl__att_t *att;          /* current attempt, or NULL when idle */
+    zkl_lock_cb cb;
+    void *arg;
+    unsigned nqueued;         /* events in c->evq naming this handle */
+    int releasing;            /* att is deleting for zkl_lock_release */
+    char path[];
+};
+
+/* ---- deferred user callbacks ---- */
+typedef struct zkl__event {
+    zkl_lock_t *lk;           /* NULL: purged (handle freed) */
+    int ev, status;
+} zkl__event_t;
+
+typedef struct zkl__contenders_req zkl__contenders_req_t;
+
+/* ---- client ---- */
+struct zkl_options {
+    char *hosts;
+    char *chroot;
+    int session_timeout;
+    zkl_conn_cb conn_cb;
+    void *conn_arg;
+};
+
+struct zkl_client {
+    zhandle_t *zh;
+    char *hosts;              /* with the chroot suffix */
+    int session_timeout;
+    zkl_conn_cb conn_cb;
+    void *conn_arg;
+
+    const zkl_loop_ops_t *ops;
+    void *loop_data;
+    int io_fd, io_events, io_reset;
+    long timer_ms;            /* last armed, -2 = never */
+
+    int depth;                /* nesting of on_io/on_timer */
+    int stepping;             /* inside zkl__run_ready */
+    int freeing;              /* zkl_client_free() requested */
+    int closing;              /* teardown under way */
+    int dead;                 /* 0, or why the client is unusable */
+
+    /* Connection state as seen by the machine. */
+    int connected;            /* zoo_state == CONNECTED */
+    int ever_connected;       /* this session connected at least once */
+    int expired;              /* the session is dead: renew it */
+    uint64_t suspended_at;    /* monotonic ms when the connection went */
+    int presumed_lost;        /* held locks told ZKL_ESESSION already */
+    int64_t session_id;
+    int conn_state;           /* zkl_conn_event_t for zkl_client_state() */
+
+    zkl__att_t *atts;         /* every live attempt */
+    size_t natts;
+    size_t nstalled;
+    zkl__att_t *ready, **ready_tail;
+    zkl_lock_t *locks;        /* every live handle */
+    size_t nreqs;             /* outstanding contenders requests */
+
+    zkl__att_t **wtab;        /* waiter table: path hash -> attempts */
+    size_t wtab_size, wtab_count;
+
+    zkl__att_t **heap;        /* acquire deadlines */
+    size_t heap_len, heap_cap;
+
+    zkl__event_t *evq;        /* deferred user callbacks, FIFO */
+    size_t evq_head, evq_len, evq_cap;
+};
+
+/* client.c */
+void zkl__kick(zkl_client_t *c);
+int zkl__queue_event(zkl_client_t *c, zkl_lock_t *lk, int ev, int status);
+void zkl__purge_events(zkl_client_t *c, zkl_lock_t *lk);
+int zkl__is_connected(zkl_client_t *c);
+
+/* attempt.c */
+zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout);
+void zkl__att_let_go(zkl__att_t *a, int event, int status);
+void zkl__att_release(zkl__att_t *a);
+void zkl__att_schedule(zkl__att_t *a, int next_op);
+void zkl__run_ready(zkl_client_t *c);
+void zkl__on_watch(zkl_client_t *c, int type, const char *path);
+void zkl__on_connected(zkl_client_t *c, int reconnect);
+void zkl__on_suspended(zkl_client_t *c);
+void zkl__on_presumed_expiry(zkl_client_t *c);
+void zkl__on_session_gone(zkl_client_t *c, int status);
+void zkl__on_deadlines(zkl_client_t *c, uint64_t now);
+void zkl__att_free(zkl__att_t *a);
+int zkl__from_zk(int rc);
+void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
+                  void *ctx);
+
+/* waiters.c: path hash -> attempts watching that path */
+int zkl__wtab_add(zkl_client_t *c, zkl__att_t *a, uint64_t h);
+void zkl__wtab_remove(zkl_client_t *c, zkl__att_t *a);
+zkl__att_t *zkl__wtab_take(zkl_client_t *c, uint64_t h);
+
+/* heap.c: acquire deadlines */
+int zkl__heap_push(zkl_client_t *c, zkl__att_t *a);
+void zkl__heap_remove(zkl_client_t *c, zkl__att_t *a);
+zkl__att_t *zkl__heap_top(zkl_client_t *c);
+
+#endif

@@ -1,0 +1,152 @@
+/* The public lock handle: argument checks and the mapping of calls onto
+ * attempts. The handle is the user's; attempts are the client's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
+                 zkl_lock_cb cb, void *arg)
+{
+    zkl_lock_t *lk;
+    size_t len;
+    int rc;
+
+    if (out == NULL)
+        return ZKL_EINVAL;
+    *out = NULL;
+    if (c == NULL || cb == NULL || path == NULL)
+        return ZKL_EINVAL;
+    if ((rc = zkl__path_check(path, 0)) != ZKL_OK)
+        return rc;
+    if (c->freeing || c->closing)
+        return ZKL_ECLOSED;
+    len = strlen(path);
+    lk = calloc(1, sizeof *lk + len + 1);
+    if (lk == NULL)
+        return ZKL_ENOMEM;
+    memcpy(lk->path, path, len + 1);
+    lk->c = c;
+    lk->cb = cb;
+    lk->arg = arg;
+    lk->next = c->locks;
+    if (c->locks != NULL)
+        c->locks->prev = lk;
+    c->locks = lk;
+    *out = lk;
+    return ZKL_OK;
+}
+
+static int usable(const zkl_lock_t *lk)
+{
+    if (lk == NULL)
+        return ZKL_EINVAL;
+    if (lk->c == NULL || lk->c->freeing || lk->c->closing)
+        return ZKL_ECLOSED;
+    return lk->c->dead;
+}
+
+void zkl_lock_free(zkl_lock_t *lk)
+{
+    zkl_client_t *c;
+
+    if (lk == NULL)
+        return;
+    if ((c = lk->c) != NULL) {
+        if (lk->att != NULL) {
+            if (lk->releasing) {
+                lk->att->lk = NULL; /* the delete goes on, silently */
+                lk->att = NULL;
+            } else {
+                zkl__att_let_go(lk->att, 0, 0);
+            }
+        }
+        if (lk->nqueued > 0)
+            zkl__purge_events(c, lk);
+        if (lk->prev != NULL)
+            lk->prev->next = lk->next;
+        else
+            c->locks = lk->next;
+        if (lk->next != NULL)
+            lk->next->prev = lk->prev;
+        zkl__kick(c);
+    }
+    free(lk);
+}
+
+int zkl_lock_acquire(zkl_lock_t *lk, long timeout_ms)
+{
+    int rc = usable(lk);
+
+    if (rc != ZKL_OK)
+        return rc;
+    if (lk->att != NULL)
+        return lk->att->goal == ZKL__GOAL_HOLD && !lk->releasing ? ZKL_EHELD
+                                                                 : ZKL_EBUSY;
+    lk->att = zkl__att_new(lk->c, lk, timeout_ms);
+    if (lk->att == NULL)
+        return ZKL_ENOMEM;
+    zkl__kick(lk->c);
+    return ZKL_OK;
+}
+
+int zkl_lock_cancel(zkl_lock_t *lk)
+{
+    int rc = usable(lk);
+
+    if (rc != ZKL_OK)
+        return rc;
+    if (lk->att == NULL || lk->att->goal != ZKL__GOAL_ACQUIRE ||
+        lk->releasing)
+        return ZKL_ENOTPENDING;
+    zkl__att_let_go(lk->att, ZKL_LOCK_FAILED, ZKL_ECANCELED);
+    zkl__kick(lk->c);
+    return ZKL_OK;
+}
+
+int zkl_lock_release(zkl_lock_t *lk)
+{
+    int rc = usable(lk);
+
+    if (rc != ZKL_OK && rc != ZKL_EAUTH)
+        return rc;
+    if (lk->att == NULL || lk->att->goal != ZKL__GOAL_HOLD || lk->releasing)
+        return ZKL_ENOTHELD;
+    zkl__att_release(lk->att);
+    zkl__kick(lk->c);
+    return ZKL_OK;
+}
+
+int zkl_lock_is_held(const zkl_lock_t *lk)
+{
+    return lk != NULL && lk->c != NULL && lk->att != NULL &&
+           lk->att->goal == ZKL__GOAL_HOLD && !lk->releasing;
+}
+
+int zkl_lock_token(const zkl_lock_t *lk, uint64_t *token)
+{
+    if (lk == NULL || token == NULL)
+        return ZKL_EINVAL;
+    if (!zkl_lock_is_held(lk))
+        return ZKL_ENOTHELD;
+    *token = (uint64_t)lk->att->czxid;
+    return ZKL_OK;
+}
+
+const char *zkl_lock_path(const zkl_lock_t *lk)
+{
+    return lk != NULL ? lk->path : NULL;
+}
+
+int zkl_lock_node_name(const zkl_lock_t *lk, char *buf, size_t len)
+{
+    const zkl__att_t *a;
+
+    if (lk == NULL || buf == NULL || len < ZKL__NAME_LEN + 1)
+        return ZKL_EINVAL;
+    a = lk->att;
+    if (a == NULL || a->node != ZKL__NODE_KNOWN)
+        return ZKL_ENOTPENDING;
+    memcpy(buf, a->path + a->dirlen + 1, ZKL__NAME_LEN + 1);
+    return ZKL_OK;
+}

@@ -1,0 +1,163 @@
+/* Paths and node names: validation, Curator's naming and ordering. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+uint64_t zkl__now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Decodes one UTF-8 sequence; returns its length or 0 if invalid. */
+static size_t utf8_next(const unsigned char *s, uint32_t *cp)
+{
+    size_t n, i;
+    uint32_t v;
+
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    } else if ((s[0] & 0xe0) == 0xc0) {
+        n = 2;
+        v = s[0] & 0x1f;
+    } else if ((s[0] & 0xf0) == 0xe0) {
+        n = 3;
+        v = s[0] & 0x0f;
+    } else if ((s[0] & 0xf8) == 0xf0) {
+        n = 4;
+        v = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    for (i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3f);
+    }
+    /* Overlong forms would let two byte strings name one node. */
+    if ((n == 2 && v < 0x80) || (n == 3 && v < 0x800) ||
+        (n == 4 && (v < 0x10000 || v > 0x10ffff)))
+        return 0;
+    *cp = v;
+    return n;
+}
+
+/* The server's own rules (PathUtils.validatePath), applied before a
+ * request is sent so a bad path is a clear local error, not a dropped
+ * connection. */
+int zkl__path_check(const char *path, int allow_root)
+{
+    const unsigned char *p = (const unsigned char *)path;
+    size_t len, i, seg = 1, n;
+    uint32_t cp;
+
+    if (path == NULL)
+        return ZKL_EINVAL;
+    len = strlen(path);
+    if (len == 0 || len > ZKL_PATH_MAX || p[0] != '/')
+        return ZKL_EBADPATH;
+    if (len == 1)
+        return allow_root ? ZKL_OK : ZKL_EBADPATH;
+    if (p[len - 1] == '/')
+        return ZKL_EBADPATH;
+    if (strcmp(path, "/zookeeper") == 0 ||
+        strncmp(path, "/zookeeper/", 11) == 0)
+        return ZKL_EBADPATH;
+    for (i = 1; i <= len; i += n) {
+        if (i == len || p[i] == '/') {
+            size_t sl = i - seg;
+
+            if (sl == 0 || (sl == 1 && p[seg] == '.') ||
+                (sl == 2 && p[seg] == '.' && p[seg + 1] == '.'))
+                return ZKL_EBADPATH;
+            seg = i + 1;
+            n = 1;
+            continue;
+        }
+        n = utf8_next(p + i, &cp);
+        if (n == 0)
+            return ZKL_EBADPATH;
+        if (cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f) ||
+            (cp >= 0xd800 && cp <= 0xf8ff) || (cp >= 0xfff0 && cp <= 0xffff))
+            return ZKL_EBADPATH;
+    }
+    return ZKL_OK;
+}
+
+int zkl_path_validate(const char *path)
+{
+    return zkl__path_check(path, 0);
+}
+
+/* Random v4 uuid, lower case, Curator's text form. */
+void zkl__uuid(char out[ZKL__UUID_LEN + 1])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char b[16];
+    size_t got = 0, i, o = 0;
+
+    while (got < sizeof b) {
+        ssize_t r = getrandom(b + got, sizeof b - got, 0);
+
+        if (r > 0) {
+            got += (size_t)r;
+        } else if (r < 0 && errno != EINTR) {
+            /* No entropy source: time and address still differ per
+             * attempt, which is all uniqueness within a lock needs. */
+            uint64_t t = zkl__now_ms() ^ (uint64_t)(uintptr_t)out;
+
+            for (; got < sizeof b; got++) {
+                t = t * 6364136223846793005ull + 1442695040888963407ull;
+                b[got] = (unsigned char)(t >> 56);
+            }
+        }
+    }
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    for (i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 15];
+    }
+    out[o] = '\0';
+}
+
+const char *zkl__sort_key(const char *name)
+{
+    const char *p = name, *last = NULL;
+
+    while ((p = strstr(p, "lock-")) != NULL) {
+        last = p;
+        p++;
+    }
+    return last != NULL ? last + 5 : name;
+}
+
+int zkl__name_cmp(const char *a, const char *b)
+{
+    int r = strcmp(zkl__sort_key(a), zkl__sort_key(b));
+
+    return r != 0 ? r : strcmp(a, b);
+}
+
+/* FNV-1a, 64 bits: a collision only costs a spurious re-list. */
+uint64_t zkl__hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+
+    while (*s != '\0') {
+        h ^= (unsigned char)*s++;
+        h *= 1099511628211ull;
+    }
+    return h != 0 ? h : 1;
+}

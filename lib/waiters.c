@@ -1,0 +1,91 @@
+/* Waiter table: which attempts watch which path. Every watch the library
+ * sets uses one watcher function with the client as context, so the
+ * ZooKeeper client keeps one registration per path however many local
+ * attempts watch it; this table fans the one notification out. Keyed by
+ * path hash only: a collision wakes an attempt that re-lists for nothing,
+ * which the recipe tolerates by design (it re-checks on every wake-up). */
+#include <stdlib.h>
+
+#include "internal.h"
+
+static int wtab_grow(zkl_client_t *c)
+{
+    size_t n = c->wtab_size ? c->wtab_size * 2 : 64, i;
+    zkl__att_t **t = calloc(n, sizeof *t);
+
+    if (t == NULL)
+        return ZKL_ENOMEM;
+    for (i = 0; i < c->wtab_size; i++) {
+        zkl__att_t *a = c->wtab[i], *nx;
+
+        for (; a != NULL; a = nx) {
+            nx = a->wnext;
+            a->wnext = t[a->whash & (n - 1)];
+            t[a->whash & (n - 1)] = a;
+        }
+    }
+    free(c->wtab);
+    c->wtab = t;
+    c->wtab_size = n;
+    return ZKL_OK;
+}
+
+int zkl__wtab_add(zkl_client_t *c, zkl__att_t *a, uint64_t h)
+{
+    zkl__att_t **b;
+
+    if (a->flags & ZKL__F_IN_TABLE)
+        zkl__wtab_remove(c, a);
+    if (c->wtab_count >= c->wtab_size && wtab_grow(c) != ZKL_OK &&
+        c->wtab_size == 0)
+        return ZKL_ENOMEM;
+    a->whash = h;
+    b = &c->wtab[h & (c->wtab_size - 1)];
+    a->wnext = *b;
+    *b = a;
+    a->flags |= ZKL__F_IN_TABLE;
+    c->wtab_count++;
+    return ZKL_OK;
+}
+
+void zkl__wtab_remove(zkl_client_t *c, zkl__att_t *a)
+{
+    zkl__att_t **pp;
+
+    if (!(a->flags & ZKL__F_IN_TABLE))
+        return;
+    for (pp = &c->wtab[a->whash & (c->wtab_size - 1)]; *pp != NULL;
+         pp = &(*pp)->wnext) {
+        if (*pp == a) {
+            *pp = a->wnext;
+            break;
+        }
+    }
+    a->wnext = NULL;
+    a->flags &= (uint8_t)~ZKL__F_IN_TABLE;
+    c->wtab_count--;
+}
+
+/* Unlinks and returns every attempt filed under h, chained by wnext. */
+zkl__att_t *zkl__wtab_take(zkl_client_t *c, uint64_t h)
+{
+    zkl__att_t **pp, *out = NULL;
+
+    if (c->wtab_size == 0)
+        return NULL;
+    pp = &c->wtab[h & (c->wtab_size - 1)];
+    while (*pp != NULL) {
+        zkl__att_t *a = *pp;
+
+        if (a->whash == h) {
+            *pp = a->wnext;
+            a->flags &= (uint8_t)~ZKL__F_IN_TABLE;
+            c->wtab_count--;
+            a->wnext = out;
+            out = a;
+        } else {
+            pp = &a->wnext;
+        }
+    }
+    return out;
+}
