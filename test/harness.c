@@ -1,0 +1,465 @@
+/* Test runner and helpers; see harness.h. Each test runs in its own
+ * forked process with a time limit, so a hang fails one test, not the
+ * suite. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zookeeper/zookeeper.h>
+
+#include "harness.h"
+
+struct event_base *t_base;
+int t_grant_seq;
+static const char *cur_test = "none";
+
+/* ---------------- environment ---------------- */
+
+const char *t_hosts(void)
+{
+    const char *h = getenv("ZKL_TEST_HOSTS");
+
+    if (h == NULL || h[0] == '\0')
+        FAILF("ZKL_TEST_HOSTS is not set: run the suite through "
+              "test/suite.sh, which starts a ZooKeeper server");
+    return h;
+}
+
+uint16_t t_port(void)
+{
+    const char *p = strrchr(t_hosts(), ':');
+
+    return p ? (uint16_t)atoi(p + 1) : 0;
+}
+
+const char *t_path(const char *suffix)
+{
+    static char buf[8][256];
+    static int i;
+    char *b = buf[i++ % 8];
+
+    snprintf(b, 256, "/zkl-test/%s-%d%s%s", cur_test, (int)getpid(),
+             suffix ? "-" : "", suffix ? suffix : "");
+    return b;
+}
+
+uint64_t t_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void t_server(const char *cmd)
+{
+    char line[1024];
+    const char *dir = getenv("ZKL_TEST_ZKDIR"), *src = getenv("top_srcdir");
+    int rc;
+
+    if (dir == NULL)
+        FAILF("ZKL_TEST_ZKDIR not set");
+    snprintf(line, sizeof line, "%s/test/zkserver.sh %s %s >/dev/null",
+             src ? src : ".", cmd, dir);
+    rc = system(line);
+    if (rc != 0)
+        FAILF("zkserver.sh %s failed (%d)", cmd, rc);
+}
+
+/* ---------------- loop ---------------- */
+
+static void t_wake(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+}
+
+int t_run_cond(int (*cond)(void *), void *arg, long ms)
+{
+    uint64_t end = t_now_ms() + (uint64_t)ms;
+    struct event *tick = evtimer_new(t_base, t_wake, NULL);
+
+    while (!cond(arg) && t_now_ms() < end) {
+        struct timeval tv = {0, 20000};
+
+        evtimer_add(tick, &tv);
+        event_base_loop(t_base, EVLOOP_ONCE);
+    }
+    event_free(tick);
+    return cond(arg);
+}
+
+static int flag_set(void *arg)
+{
+    return *(volatile int *)arg != 0;
+}
+
+int t_run_until(volatile int *flag, long ms)
+{
+    return t_run_cond(flag_set, (void *)flag, ms);
+}
+
+void t_tick(void)
+{
+    struct event *tick = evtimer_new(t_base, t_wake, NULL);
+    struct timeval tv = {0, 20000};
+
+    evtimer_add(tick, &tv);
+    event_base_loop(t_base, EVLOOP_ONCE);
+    event_free(tick);
+}
+
+static int never(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+void t_run_for(long ms)
+{
+    t_run_cond(never, NULL, ms);
+}
+
+/* ---------------- clients ---------------- */
+
+static void t_conn_cb(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
+{
+    t_conn_t *t = arg;
+
+    (void)c;
+    if (t->n < 64)
+        t->events[t->n++] = ev;
+    if (ev == ZKL_CONN_CONNECTED || ev == ZKL_CONN_RECONNECTED)
+        t->connected = 1;
+    else
+        t->connected = 0;
+}
+
+zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn)
+{
+    static t_conn_t spare[64];
+    static int nspare;
+    zkl_options_t *o;
+    zkl_client_t *c;
+
+    if (conn == NULL)
+        conn = &spare[nspare++ % 64];
+    memset(conn, 0, sizeof *conn);
+    ASSERT_RC(zkl_options_new(&o), ZKL_OK);
+    ASSERT_RC(zkl_options_set_servers(o, hosts), ZKL_OK);
+    ASSERT_RC(zkl_options_set_session_timeout(o, session_ms), ZKL_OK);
+    ASSERT_RC(zkl_options_set_conn_cb(o, t_conn_cb, conn), ZKL_OK);
+    ASSERT_RC(zkl_client_new(&c, o), ZKL_OK);
+    zkl_options_free(o);
+    ASSERT_RC(zkl_libevent_attach(c, t_base), ZKL_OK);
+    if (!t_run_until(&conn->connected, 10000))
+        FAILF("client for %s did not connect within 10 s", hosts);
+    return c;
+}
+
+void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg)
+{
+    t_lock_t *t = arg;
+
+    ASSERT(t->lk == lk);
+    if (t->n < 32) {
+        t->ev[t->n] = ev;
+        t->st[t->n] = status;
+    }
+    t->n++;
+    t->last_status = status;
+    t->at_ms = t_now_ms();
+    switch (ev) {
+    case ZKL_LOCK_ACQUIRED:
+        t->acquired++;
+        t->order = ++t_grant_seq;
+        ASSERT(zkl_lock_is_held(lk));
+        if (t->release_on_acquire)
+            ASSERT_RC(zkl_lock_release(lk), ZKL_OK);
+        break;
+    case ZKL_LOCK_FAILED:
+        t->failed++;
+        ASSERT(!zkl_lock_is_held(lk));
+        break;
+    case ZKL_LOCK_RELEASED:
+        t->released++;
+        break;
+    case ZKL_LOCK_LOST:
+        t->lost++;
+        ASSERT(!zkl_lock_is_held(lk));
+        break;
+    case ZKL_LOCK_SUSPENDED:
+        t->suspended++;
+        break;
+    case ZKL_LOCK_RESTORED:
+        t->restored++;
+        break;
+    }
+}
+
+void t_lock_init(t_lock_t *t, zkl_client_t *c, const char *path)
+{
+    memset(t, 0, sizeof *t);
+    ASSERT_RC(zkl_lock_new(&t->lk, c, path, t_lock_cb, t), ZKL_OK);
+}
+
+/* ---------------- observer ---------------- */
+
+struct obs {
+    int done, rc, connected;
+    struct String_vector sv;
+    int64_t czxid;
+};
+
+static void obs_watcher(zhandle_t *zh, int type, int state, const char *p,
+                        void *ctx)
+{
+    struct obs *o = ctx;
+
+    (void)zh;
+    (void)p;
+    if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE)
+        o->connected = 1;
+}
+
+static void obs_pump(zhandle_t *zh, volatile int *flag, long ms)
+{
+    uint64_t end = t_now_ms() + (uint64_t)ms;
+
+    while (!*flag && t_now_ms() < end) {
+        int fd = -1, interest = 0, ev = 0;
+        struct timeval tv = {0, 0};
+        struct pollfd pfd;
+
+        zookeeper_interest(zh, &fd, &interest, &tv);
+        pfd.fd = fd;
+        pfd.events = (short)(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
+                             ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0));
+        pfd.revents = 0;
+        poll(&pfd, fd >= 0 ? 1 : 0, 20);
+        if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
+            ev |= ZOOKEEPER_READ;
+        if (pfd.revents & POLLOUT)
+            ev |= ZOOKEEPER_WRITE;
+        zookeeper_process(zh, ev);
+    }
+}
+
+static zhandle_t *obs_open(struct obs *o)
+{
+    zhandle_t *zh;
+
+    memset(o, 0, sizeof *o);
+    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+    zh = zookeeper_init(t_hosts(), obs_watcher, 10000, NULL, o, 0);
+    if (zh == NULL)
+        FAILF("observer: zookeeper_init failed");
+    obs_pump(zh, &o->connected, 10000);
+    if (!o->connected)
+        FAILF("observer could not connect to %s", t_hosts());
+    return zh;
+}
+
+static void obs_children_done(int rc, const struct String_vector *sv,
+                              const struct Stat *st, const void *data)
+{
+    struct obs *o = (struct obs *)(uintptr_t)data;
+    int i;
+
+    (void)st;
+    o->rc = rc;
+    if (rc == ZOK) {
+        o->sv.count = sv->count;
+        o->sv.data = calloc((size_t)sv->count + 1, sizeof(char *));
+        for (i = 0; i < sv->count; i++)
+            o->sv.data[i] = strdup(sv->data[i]);
+    }
+    o->done = 1;
+}
+
+static const char *curator_key(const char *n)
+{
+    const char *p = n, *last = NULL;
+
+    while ((p = strstr(p, "lock-")) != NULL)
+        last = p++;
+    return last ? last + 5 : n;
+}
+
+static int curator_cmp(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    int r = strcmp(curator_key(x), curator_key(y));
+
+    return r ? r : strcmp(x, y);
+}
+
+int t_zk_children(const char *path, char ***names)
+{
+    struct obs o;
+    zhandle_t *zh = obs_open(&o);
+
+    if (zoo_aget_children2(zh, path, 0, obs_children_done, &o) != ZOK)
+        FAILF("observer: aget_children failed");
+    obs_pump(zh, &o.done, 10000);
+    zookeeper_close(zh);
+    if (!o.done)
+        FAILF("observer: no reply listing %s", path);
+    if (o.rc == ZNONODE) {
+        *names = calloc(1, sizeof(char *));
+        return 0;
+    }
+    if (o.rc != ZOK)
+        FAILF("observer: listing %s: %s", path, zerror(o.rc));
+    qsort(o.sv.data, (size_t)o.sv.count, sizeof(char *), curator_cmp);
+    *names = o.sv.data;
+    return o.sv.count;
+}
+
+void t_zk_free_names(char **names, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+int t_zk_count(const char *path)
+{
+    char **names;
+    int n = t_zk_children(path, &names);
+
+    t_zk_free_names(names, n);
+    return n;
+}
+
+int t_zk_wait_count(const char *path, int n, long ms)
+{
+    uint64_t end = t_now_ms() + (uint64_t)ms;
+    int got;
+
+    for (;;) {
+        got = t_zk_count(path);
+        if (got == n || t_now_ms() >= end)
+            return got;
+        /* Keep the test's own clients running while we wait. */
+        t_run_for(50);
+    }
+}
+
+static void obs_void_done(int rc, const void *data)
+{
+    struct obs *o = (struct obs *)(uintptr_t)data;
+
+    o->rc = rc;
+    o->done = 1;
+}
+
+int t_zk_delete(const char *path)
+{
+    struct obs o;
+    zhandle_t *zh = obs_open(&o);
+
+    zoo_adelete(zh, path, -1, obs_void_done, &o);
+    obs_pump(zh, &o.done, 10000);
+    zookeeper_close(zh);
+    return o.rc;
+}
+
+static void obs_stat_done(int rc, const struct Stat *st, const void *data)
+{
+    struct obs *o = (struct obs *)(uintptr_t)data;
+
+    o->rc = rc;
+    o->czxid = rc == ZOK ? st->czxid : 0;
+    o->done = 1;
+}
+
+int64_t t_zk_czxid(const char *path)
+{
+    struct obs o;
+    zhandle_t *zh = obs_open(&o);
+
+    zoo_aexists(zh, path, 0, obs_stat_done, &o);
+    obs_pump(zh, &o.done, 10000);
+    zookeeper_close(zh);
+    return o.czxid;
+}
+
+/* ---------------- runner ---------------- */
+
+#define T(name, secs) void test_##name(void);
+#include "test-list.h"
+#undef T
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+    int secs;
+} tests[] = {
+#define T(name, secs) {#name, test_##name, secs},
+#include "test-list.h"
+#undef T
+};
+
+static int selected(const char *name, int argc, char **argv)
+{
+    int i;
+
+    if (argc < 2)
+        return 1;
+    for (i = 1; i < argc; i++)
+        if (strstr(name, argv[i]) != NULL)
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+    int passed = 0, failed = 0;
+    const char *prefix = getenv("ZKL_TEST_PREFIX");
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        uint64_t t0 = t_now_ms();
+        int status = 0;
+        pid_t pid;
+
+        if (!selected(tests[i].name, argc, argv))
+            continue;
+        fflush(NULL);
+        pid = fork();
+        if (pid == 0) {
+            cur_test = tests[i].name;
+            alarm((unsigned)tests[i].secs);
+            t_base = event_base_new();
+            tests[i].fn();
+            event_base_free(t_base);
+            libevent_global_shutdown();
+            _exit(0);
+        }
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+            passed++;
+            printf("PASS: %s%s (%llu ms)\n", prefix ? prefix : "",
+                   tests[i].name, (unsigned long long)(t_now_ms() - t0));
+        } else {
+            failed++;
+            printf("FAIL: %s%s (%s %d, %llu ms)\n", prefix ? prefix : "",
+                   tests[i].name,
+                   WIFSIGNALED(status) ? "signal" : "exit status",
+                   WIFSIGNALED(status) ? WTERMSIG(status)
+                                       : WEXITSTATUS(status),
+                   (unsigned long long)(t_now_ms() - t0));
+        }
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

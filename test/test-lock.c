@@ -1,0 +1,736 @@
+/* Lock behaviour against a real server: grants, ordering, exclusion,
+ * try-lock, timeout, cancel, freeing from callbacks, many attempts. */
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+TEST(acquire_release_basic)
+{
+    t_conn_t conn;
+    zkl_client_t *c = t_client(t_hosts(), 4000, &conn);
+    const char *p = t_path(NULL);
+    char name[64], **names;
+    t_lock_t a;
+    int n;
+
+    ASSERT_EQ(conn.events[0], ZKL_CONN_CONNECTED);
+    ASSERT_EQ(zkl_client_state(c), ZKL_CONN_CONNECTED);
+    ASSERT(zkl_client_session_id(c) != 0);
+    ASSERT(zkl_client_session_timeout(c) >= 1000);
+    t_lock_init(&a, c, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT_EQ(a.n, 0); /* never inside the call */
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ASSERT_EQ(a.ev[0], ZKL_LOCK_ACQUIRED);
+    ASSERT_RC(zkl_lock_node_name(a.lk, name, sizeof name), ZKL_OK);
+    /* Curator's protected name: _c_<36-char uuid>-lock-<10 digits>. */
+    ASSERT_EQ(strlen(name), 3 + 36 + 6 + 10);
+    ASSERT(strncmp(name, "_c_", 3) == 0);
+    ASSERT(strncmp(name + 39, "-lock-", 6) == 0);
+    n = t_zk_children(p, &names);
+    ASSERT_EQ(n, 1);
+    ASSERT_STR(names[0], name);
+    t_zk_free_names(names, n);
+    ASSERT_EQ(zkl_client_pending(c), 1);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(!zkl_lock_is_held(a.lk));
+    ASSERT(t_run_until(&a.released, 5000));
+    ASSERT_RC(a.last_status, ZKL_OK);
+    ASSERT_EQ(t_zk_count(p), 0);
+    ASSERT_EQ(zkl_client_pending(c), 0);
+    /* The handle is reusable. */
+    ASSERT_RC(zkl_lock_acquire(a.lk, 1000), ZKL_OK);
+    ASSERT(WAIT_FOR(a.acquired == 2, 5000));
+    zkl_lock_free(a.lk); /* releases in the background */
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    ASSERT_EQ(zkl_client_pending(c), 0);
+    zkl_client_free(c);
+}
+
+TEST(fencing_token_grows)
+{
+    zkl_client_t *c1 = t_client(t_hosts(), 4000, NULL);
+    zkl_client_t *c2 = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL);
+    uint64_t last = 0, tok;
+    char name[64], full[512];
+    t_lock_t a, b;
+    int i;
+
+    t_lock_init(&a, c1, p);
+    t_lock_init(&b, c2, p);
+    for (i = 0; i < 6; i++) {
+        t_lock_t *t = i % 2 ? &b : &a;
+        int before = t->acquired;
+
+        ASSERT_RC(zkl_lock_acquire(t->lk, -1), ZKL_OK);
+        ASSERT(WAIT_FOR(t->acquired == before + 1, 5000));
+        ASSERT_RC(zkl_lock_token(t->lk, &tok), ZKL_OK);
+        ASSERT(tok > last);
+        /* It is the node's czxid, as the server reports it. */
+        ASSERT_RC(zkl_lock_node_name(t->lk, name, sizeof name), ZKL_OK);
+        snprintf(full, sizeof full, "%s/%s", p, name);
+        ASSERT_EQ((int64_t)tok, t_zk_czxid(full));
+        last = tok;
+        before = t->released;
+        ASSERT_RC(zkl_lock_release(t->lk), ZKL_OK);
+        ASSERT_RC(zkl_lock_token(t->lk, &tok), ZKL_ENOTHELD);
+        ASSERT(WAIT_FOR(t->released == before + 1, 5000));
+    }
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+    zkl_client_free(c1);
+    zkl_client_free(c2);
+    ASSERT_EQ(t_zk_count(p), 0);
+}
+
+struct ls {
+    int done, status;
+    size_t n;
+    char names[8][64];
+};
+
+static void ls_cb(zkl_client_t *c, int status, const char *const *names,
+                  size_t n, void *arg)
+{
+    struct ls *l = arg;
+    size_t i;
+
+    (void)c;
+    l->status = status;
+    l->n = n;
+    for (i = 0; i < n && i < 8; i++)
+        snprintf(l->names[i], 64, "%s", names[i]);
+    l->done = 1;
+}
+
+TEST(contenders_order)
+{
+    zkl_client_t *c = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t l[4];
+    struct ls ls = {0};
+    char name[64];
+    int i;
+
+    ASSERT_RC(zkl_contenders(c, p, ls_cb, &ls), ZKL_OK);
+    ASSERT_EQ(ls.done, 0);
+    ASSERT(t_run_until(&ls.done, 5000));
+    ASSERT_RC(ls.status, ZKL_OK); /* no such path: empty */
+    ASSERT_EQ(ls.n, 0);
+    for (i = 0; i < 4; i++) {
+        t_lock_init(&l[i], c, p);
+        ASSERT_RC(zkl_lock_acquire(l[i].lk, -1), ZKL_OK);
+        ASSERT(t_zk_wait_count(p, i + 1, 5000) == i + 1);
+    }
+    ASSERT(t_run_until(&l[0].acquired, 5000));
+    memset(&ls, 0, sizeof ls);
+    ASSERT_RC(zkl_contenders(c, p, ls_cb, &ls), ZKL_OK);
+    ASSERT(t_run_until(&ls.done, 5000));
+    ASSERT_EQ(ls.n, 4);
+    for (i = 0; i < 4; i++) {
+        ASSERT_RC(zkl_lock_node_name(l[i].lk, name, sizeof name), ZKL_OK);
+        ASSERT_STR(ls.names[i], name); /* holder first, queue order */
+    }
+    for (i = 0; i < 4; i++)
+        zkl_lock_free(l[i].lk);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_client_free(c);
+}
+
+TEST(trylock)
+{
+    zkl_client_t *c1 = t_client(t_hosts(), 4000, NULL);
+    zkl_client_t *c2 = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t a, b;
+
+    t_lock_init(&a, c1, p);
+    t_lock_init(&b, c2, p);
+    ASSERT_RC(zkl_lock_acquire(b.lk, 0), ZKL_OK); /* free: granted */
+    ASSERT(t_run_until(&b.acquired, 5000));
+    ASSERT_RC(zkl_lock_acquire(a.lk, 0), ZKL_OK); /* held: refused */
+    ASSERT(t_run_until(&a.failed, 5000));
+    ASSERT_RC(a.last_status, ZKL_ELOCKED);
+    ASSERT_EQ(t_zk_wait_count(p, 1, 5000), 1); /* no node queued behind */
+    ASSERT_RC(zkl_lock_release(b.lk), ZKL_OK);
+    ASSERT(t_run_until(&b.released, 5000));
+    ASSERT_RC(zkl_lock_acquire(a.lk, 0), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ASSERT_EQ(a.n, 2);
+    ASSERT_EQ(b.n, 2);
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_client_free(c1);
+    zkl_client_free(c2);
+}
+
+TEST(timeout)
+{
+    zkl_client_t *c1 = t_client(t_hosts(), 4000, NULL);
+    zkl_client_t *c2 = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t a, b;
+    uint64_t t0;
+
+    t_lock_init(&a, c1, p);
+    t_lock_init(&b, c2, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    t0 = t_now_ms();
+    ASSERT_RC(zkl_lock_acquire(b.lk, 300), ZKL_OK);
+    ASSERT(t_run_until(&b.failed, 5000));
+    ASSERT_RC(b.last_status, ZKL_ETIMEDOUT);
+    ASSERT(b.at_ms - t0 >= 300); /* never early */
+    ASSERT_EQ(t_zk_wait_count(p, 1, 5000), 1);
+    /* A timeout longer than the wait is not hit. */
+    ASSERT_RC(zkl_lock_acquire(b.lk, 10000), ZKL_OK);
+    t_run_for(100);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&b.acquired, 5000));
+    t_run_for(200);
+    ASSERT_EQ(b.n, 2);
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_client_free(c1);
+    zkl_client_free(c2);
+}
+
+TEST(cancel_each_state)
+{
+    zkl_client_t *c1 = t_client(t_hosts(), 4000, NULL);
+    zkl_client_t *c2 = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t a, b;
+
+    t_lock_init(&a, c1, p);
+    t_lock_init(&b, c2, p);
+    /* Create and list in flight, lock free. */
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT_RC(zkl_lock_cancel(b.lk), ZKL_OK);
+    ASSERT(t_run_until(&b.failed, 5000));
+    ASSERT_RC(b.last_status, ZKL_ECANCELED);
+    ASSERT(WAIT_FOR(zkl_client_pending(c2) == 0, 5000));
+    ASSERT_EQ(t_zk_count(p), 0);
+
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    /* Create in flight, lock held by another. */
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT_RC(zkl_lock_cancel(b.lk), ZKL_OK);
+    ASSERT(WAIT_FOR(b.failed == 2, 5000));
+    ASSERT_EQ(t_zk_wait_count(p, 1, 5000), 1);
+    /* Waiting on the watch. */
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    t_run_for(50);
+    ASSERT_RC(zkl_lock_cancel(b.lk), ZKL_OK);
+    ASSERT(WAIT_FOR(b.failed == 3, 5000));
+    ASSERT_RC(b.last_status, ZKL_ECANCELED);
+    ASSERT_EQ(t_zk_wait_count(p, 1, 5000), 1);
+    /* Re-acquiring at once after a cancel, while its delete may still be
+     * in flight, works and does not see its own old node. */
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT_RC(zkl_lock_cancel(b.lk), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(b.failed == 4, 5000));
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&b.acquired, 5000));
+    t_run_for(100);
+    ASSERT_EQ(b.n, 5);
+    ASSERT_EQ(b.acquired, 1);
+    zkl_lock_free(b.lk);
+    ASSERT(WAIT_FOR(zkl_client_pending(c2) == 0, 5000));
+    ASSERT_EQ(zkl_client_pending(c1), 0);
+    ASSERT_EQ(t_zk_count(p), 0);
+    zkl_lock_free(a.lk);
+    zkl_client_free(c1);
+    zkl_client_free(c2);
+}
+
+TEST(fifo_order)
+{
+    enum { N = 6 };
+    zkl_client_t *c[N];
+    const char *p = t_path(NULL);
+    t_lock_t l[N];
+    int i;
+
+    for (i = 0; i < N; i++) {
+        c[i] = t_client(t_hosts(), 4000, NULL);
+        t_lock_init(&l[i], c[i], p);
+        l[i].release_on_acquire = i > 0;
+    }
+    ASSERT_RC(zkl_lock_acquire(l[0].lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&l[0].acquired, 5000));
+    for (i = 1; i < N; i++) {
+        /* Each queues after the previous one's node exists. */
+        ASSERT_RC(zkl_lock_acquire(l[i].lk, -1), ZKL_OK);
+        ASSERT_EQ(t_zk_wait_count(p, i + 1, 5000), i + 1);
+    }
+    t_run_for(100);
+    for (i = 1; i < N; i++)
+        ASSERT_EQ(l[i].acquired, 0);
+    ASSERT_RC(zkl_lock_release(l[0].lk), ZKL_OK);
+    ASSERT(t_run_until(&l[N - 1].released, 10000));
+    for (i = 1; i < N; i++) {
+        ASSERT_EQ(l[i].acquired, 1);
+        ASSERT_EQ(l[i].order, i + 1); /* granted in queue order */
+    }
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    for (i = 0; i < N; i++) {
+        zkl_lock_free(l[i].lk);
+        zkl_client_free(c[i]);
+    }
+}
+
+/* ---- mutual exclusion with a shared record ---- */
+
+struct shared {
+    atomic_int inside;    /* holders inside the critical section */
+    atomic_int grants;
+    atomic_int overlaps;
+    atomic_long counter;  /* read-modify-write under the lock */
+};
+
+struct worker {
+    zkl_lock_t *lk;
+    struct shared *sh;
+    struct event *hold;
+    int rounds_left;
+    int done;
+};
+
+static void worker_hold_done(evutil_socket_t fd, short what, void *arg)
+{
+    struct worker *w = arg;
+    long v;
+
+    (void)fd;
+    (void)what;
+    /* A non-atomic read-modify-write that only the lock protects. */
+    v = atomic_load(&w->sh->counter);
+    atomic_store(&w->sh->counter, v + 1);
+    atomic_fetch_sub(&w->sh->inside, 1);
+    ASSERT_RC(zkl_lock_release(w->lk), ZKL_OK);
+}
+
+static void worker_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                      void *arg)
+{
+    struct worker *w = arg;
+    struct timeval tv = {0, 1000};
+
+    if (ev == ZKL_LOCK_ACQUIRED) {
+        if (atomic_fetch_add(&w->sh->inside, 1) != 0)
+            atomic_fetch_add(&w->sh->overlaps, 1);
+        atomic_fetch_add(&w->sh->grants, 1);
+        evtimer_add(w->hold, &tv); /* hold across loop iterations */
+    } else if (ev == ZKL_LOCK_RELEASED) {
+        ASSERT_RC(status, ZKL_OK);
+        if (--w->rounds_left > 0)
+            ASSERT_RC(zkl_lock_acquire(lk, -1), ZKL_OK);
+        else
+            w->done = 1;
+    } else {
+        FAILF("unexpected event %d status %s", ev, zkl_err_name(status));
+    }
+}
+
+static int workers_done(void *arg)
+{
+    struct worker *w = arg;
+    int i;
+
+    for (i = 0; w[i].lk != NULL; i++)
+        if (!w[i].done)
+            return 0;
+    return 1;
+}
+
+static void run_workers(struct shared *sh, const char *p, int nclients,
+                        int per_client, int rounds)
+{
+    zkl_client_t *c[16];
+    struct worker *w = calloc((size_t)(nclients * per_client + 1), sizeof *w);
+    int i, j, k = 0;
+
+    for (i = 0; i < nclients; i++) {
+        c[i] = t_client(t_hosts(), 4000, NULL);
+        for (j = 0; j < per_client; j++, k++) {
+            w[k].sh = sh;
+            w[k].rounds_left = rounds;
+            w[k].hold = evtimer_new(t_base, worker_hold_done, &w[k]);
+            ASSERT_RC(zkl_lock_new(&w[k].lk, c[i], p, worker_cb, &w[k]),
+                      ZKL_OK);
+        }
+    }
+    for (k = 0; k < nclients * per_client; k++)
+        ASSERT_RC(zkl_lock_acquire(w[k].lk, -1), ZKL_OK);
+    if (!t_run_cond(workers_done, w, 60000))
+        FAILF("workers did not finish: %d grants",
+              atomic_load(&sh->grants));
+    for (k = 0; k < nclients * per_client; k++) {
+        zkl_lock_free(w[k].lk);
+        event_free(w[k].hold);
+    }
+    for (i = 0; i < nclients; i++)
+        zkl_client_free(c[i]);
+    free(w);
+}
+
+TEST(mutual_exclusion_sessions)
+{
+    struct shared sh = {0};
+    const char *p = t_path(NULL);
+
+    run_workers(&sh, p, 5, 4, 10);
+    ASSERT_EQ(atomic_load(&sh.overlaps), 0);
+    ASSERT_EQ(atomic_load(&sh.grants), 5 * 4 * 10);
+    ASSERT_EQ(atomic_load(&sh.counter), 5 * 4 * 10);
+    ASSERT_EQ(t_zk_count(p), 0);
+}
+
+TEST(mutual_exclusion_processes)
+{
+    enum { PROCS = 3 };
+    struct shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    const char *p = t_path(NULL);
+    pid_t pids[PROCS];
+    int i, st;
+
+    ASSERT(sh != MAP_FAILED);
+    memset(sh, 0, sizeof *sh);
+    for (i = 0; i < PROCS; i++) {
+        if ((pids[i] = fork()) == 0) {
+            event_base_free(t_base);
+            t_base = event_base_new();
+            run_workers(sh, p, 2, 2, 12);
+            _exit(0);
+        }
+    }
+    for (i = 0; i < PROCS; i++) {
+        ASSERT(waitpid(pids[i], &st, 0) == pids[i]);
+        ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    ASSERT_EQ(atomic_load(&sh->overlaps), 0);
+    ASSERT_EQ(atomic_load(&sh->grants), PROCS * 2 * 2 * 12);
+    ASSERT_EQ(atomic_load(&sh->counter), PROCS * 2 * 2 * 12);
+    ASSERT_EQ(t_zk_count(p), 0);
+    munmap(sh, sizeof *sh);
+}
+
+/* ---- many attempts in one thread ---- */
+
+struct many {
+    int acquired, released, bad;
+};
+
+static void many_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                    void *arg)
+{
+    struct many *m = arg;
+
+    if (ev == ZKL_LOCK_ACQUIRED) {
+        m->acquired++;
+        if (zkl_lock_release(lk) != ZKL_OK)
+            m->bad++;
+    } else if (ev == ZKL_LOCK_RELEASED && status == ZKL_OK) {
+        m->released++;
+    } else {
+        m->bad++;
+    }
+}
+
+TEST(many_distinct_paths)
+{
+    enum { N = 5000 };
+    zkl_client_t *c = t_client(t_hosts(), 10000, NULL);
+    zkl_lock_t **lk = calloc(N, sizeof *lk);
+    struct many m = {0};
+    char path[256];
+    int i;
+
+    for (i = 0; i < N; i++) {
+        snprintf(path, sizeof path, "%s/%d", t_path(NULL), i);
+        ASSERT_RC(zkl_lock_new(&lk[i], c, path, many_cb, &m), ZKL_OK);
+        ASSERT_RC(zkl_lock_acquire(lk[i], -1), ZKL_OK);
+    }
+    ASSERT_EQ(zkl_client_pending(c), N);
+    if (!WAIT_FOR(m.released == N || m.bad, 90000))
+        FAILF("only %d of %d released", m.released, N);
+    ASSERT_EQ(m.bad, 0);
+    ASSERT_EQ(m.acquired, N);
+    ASSERT_EQ(zkl_client_pending(c), 0);
+    for (i = 0; i < N; i += 499) {
+        snprintf(path, sizeof path, "%s/%d", t_path(NULL), i);
+        ASSERT_EQ(t_zk_count(path), 0);
+    }
+    for (i = 0; i < N; i++)
+        zkl_lock_free(lk[i]);
+    free(lk);
+    zkl_client_free(c);
+}
+
+TEST(same_process_same_predecessor)
+{
+    /* A holds; B waits on A; C waits on B. B cancels: C now watches A
+     * too, and the ZooKeeper client keeps one registration for both
+     * (same function and context). The release must still wake C. */
+    zkl_client_t *c = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t a, b, cc;
+
+    t_lock_init(&a, c, p);
+    t_lock_init(&b, c, p);
+    t_lock_init(&cc, c, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    ASSERT_RC(zkl_lock_acquire(cc.lk, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(p, 3, 5000), 3);
+    t_run_for(100);
+    ASSERT_RC(zkl_lock_cancel(b.lk), ZKL_OK);
+    ASSERT(t_run_until(&b.failed, 5000));
+    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    t_run_for(100);
+    ASSERT_EQ(cc.acquired, 0);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&cc.acquired, 5000));
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+    zkl_lock_free(cc.lk);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_client_free(c);
+}
+
+/* ---- freeing from callbacks ---- */
+
+static int freed_in_cb;
+
+static void free_self_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                         void *arg)
+{
+    (void)ev;
+    (void)status;
+    (void)arg;
+    zkl_lock_free(lk);
+    freed_in_cb++;
+}
+
+TEST(free_lock_in_callback)
+{
+    zkl_client_t *c = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL);
+    zkl_lock_t *x, *y;
+    t_lock_t h;
+
+    ASSERT_RC(zkl_lock_new(&x, c, p, free_self_cb, NULL), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(x, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(freed_in_cb == 1, 5000)); /* freed while held */
+    ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+    ASSERT_EQ(t_zk_count(p), 0);
+    t_lock_init(&h, c, p);
+    ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&h.acquired, 5000));
+    ASSERT_RC(zkl_lock_new(&y, c, p, free_self_cb, NULL), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(y, 0), ZKL_OK);
+    ASSERT(WAIT_FOR(freed_in_cb == 2, 5000)); /* freed in FAILED */
+    ASSERT(WAIT_FOR(zkl_client_pending(c) == 1, 5000));
+    ASSERT_EQ(t_zk_count(p), 1);
+    zkl_lock_free(h.lk);
+    ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+    ASSERT_EQ(t_zk_count(p), 0);
+    zkl_client_free(c);
+}
+
+struct freer {
+    zkl_client_t *c;
+    t_lock_t *others;
+    int n_others;
+    int calls;
+};
+
+static void free_client_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                           void *arg)
+{
+    struct freer *f = arg;
+    int i;
+
+    (void)status;
+    f->calls++;
+    if (ev != ZKL_LOCK_ACQUIRED)
+        return;
+    zkl_client_free(f->c);
+    /* Still inside the callback: nothing else has been answered yet,
+     * and the API refuses new work. */
+    for (i = 0; i < f->n_others; i++)
+        ASSERT_EQ(f->others[i].n, 0);
+    ASSERT_RC(zkl_lock_acquire(f->others[0].lk, -1), ZKL_ECLOSED);
+    (void)lk;
+}
+
+TEST(free_client_in_callback)
+{
+    zkl_client_t *c = t_client(t_hosts(), 4000, NULL);
+    zkl_client_t *c2 = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL), *q = t_path("other");
+    struct freer f = {0};
+    t_lock_t others[2], blocker;
+    zkl_lock_t *x;
+
+    t_lock_init(&blocker, c2, q);
+    ASSERT_RC(zkl_lock_acquire(blocker.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&blocker.acquired, 5000));
+    f.c = c;
+    f.others = others;
+    f.n_others = 2;
+    t_lock_init(&others[0], c, q); /* will be waiting */
+    t_lock_init(&others[1], c, q); /* will be waiting */
+    ASSERT_RC(zkl_lock_acquire(others[0].lk, -1), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(others[1].lk, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(q, 3, 5000), 3);
+    ASSERT_RC(zkl_lock_new(&x, c, p, free_client_cb, &f), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(x, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(others[1].n == 1, 5000));
+    /* Each pending acquire answered exactly once, with ECLOSED; the
+     * holder learnt its hold ended. */
+    ASSERT_EQ(others[0].n, 1);
+    ASSERT_EQ(others[0].ev[0], ZKL_LOCK_FAILED);
+    ASSERT_RC(others[0].st[0], ZKL_ECLOSED);
+    ASSERT_EQ(others[1].ev[0], ZKL_LOCK_FAILED);
+    ASSERT_EQ(f.calls, 2);
+    ASSERT_RC(zkl_lock_acquire(others[0].lk, -1), ZKL_ECLOSED);
+    ASSERT_RC(zkl_lock_release(x), ZKL_ECLOSED);
+    t_run_for(100);
+    ASSERT_EQ(others[0].n, 1);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    ASSERT_EQ(t_zk_wait_count(q, 1, 5000), 1); /* only the blocker */
+    zkl_lock_free(x);
+    zkl_lock_free(others[0].lk);
+    zkl_lock_free(others[1].lk);
+    zkl_lock_free(blocker.lk);
+    zkl_client_free(c2);
+    ASSERT_EQ(t_zk_wait_count(q, 0, 5000), 0);
+}
+
+TEST(free_client_with_pending)
+{
+    zkl_client_t *c = t_client(t_hosts(), 4000, NULL);
+    zkl_client_t *c2 = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL), *q = t_path("q");
+    t_lock_t held, waiting, releasing, fresh, blocker;
+    struct ls ls = {0};
+
+    t_lock_init(&blocker, c2, q);
+    ASSERT_RC(zkl_lock_acquire(blocker.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&blocker.acquired, 5000));
+    t_lock_init(&held, c, p);
+    t_lock_init(&releasing, c, t_path("r"));
+    t_lock_init(&waiting, c, q);
+    t_lock_init(&fresh, c, t_path("f"));
+    ASSERT_RC(zkl_lock_acquire(held.lk, -1), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(releasing.lk, -1), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(waiting.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&held.acquired, 5000));
+    ASSERT(t_run_until(&releasing.acquired, 5000));
+    ASSERT_EQ(t_zk_wait_count(q, 2, 5000), 2);
+    ASSERT_RC(zkl_lock_release(releasing.lk), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(fresh.lk, -1), ZKL_OK);
+    ASSERT_RC(zkl_contenders(c, q, ls_cb, &ls), ZKL_OK);
+    zkl_client_free(c); /* answers everything before returning */
+    ASSERT_EQ(held.n, 2);
+    ASSERT_EQ(held.ev[1], ZKL_LOCK_LOST);
+    ASSERT_RC(held.st[1], ZKL_ECLOSED);
+    ASSERT_EQ(waiting.n, 1);
+    ASSERT_EQ(waiting.ev[0], ZKL_LOCK_FAILED);
+    ASSERT_RC(waiting.st[0], ZKL_ECLOSED);
+    ASSERT_EQ(releasing.n, 2);
+    ASSERT_EQ(releasing.ev[1], ZKL_LOCK_RELEASED);
+    ASSERT_EQ(fresh.n, 1);
+    ASSERT_EQ(fresh.ev[0], ZKL_LOCK_FAILED);
+    ASSERT_EQ(ls.done, 1);
+    ASSERT_RC(ls.status, ZKL_ECLOSED);
+    ASSERT(!zkl_lock_is_held(held.lk));
+    zkl_lock_free(held.lk);
+    zkl_lock_free(waiting.lk);
+    zkl_lock_free(releasing.lk);
+    zkl_lock_free(fresh.lk);
+    /* Closing the session removed its nodes. */
+    ASSERT_EQ(t_zk_count(p), 0);
+    ASSERT_EQ(t_zk_wait_count(q, 1, 5000), 1);
+    zkl_lock_free(blocker.lk);
+    zkl_client_free(c2);
+}
+
+TEST(node_deleted_by_other)
+{
+    zkl_client_t *c1 = t_client(t_hosts(), 4000, NULL);
+    zkl_client_t *c2 = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL);
+    char name[64], full[512];
+    t_lock_t a, b;
+
+    t_lock_init(&a, c1, p);
+    t_lock_init(&b, c2, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    ASSERT_RC(zkl_lock_node_name(a.lk, name, sizeof name), ZKL_OK);
+    snprintf(full, sizeof full, "%s/%s", p, name);
+    ASSERT_EQ(t_zk_delete(full), 0);
+    ASSERT(t_run_until(&a.lost, 5000));
+    ASSERT_RC(a.last_status, ZKL_ENODEGONE);
+    ASSERT(!zkl_lock_is_held(a.lk));
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_ENOTHELD);
+    ASSERT(t_run_until(&b.acquired, 5000));
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_client_free(c1);
+    zkl_client_free(c2);
+}
+
+TEST(chroot)
+{
+    zkl_client_t *plain = t_client(t_hosts(), 4000, NULL), *c;
+    const char *root = t_path(NULL);
+    char sub[300], hosts[300];
+    zkl_options_t *o;
+    t_conn_t conn;
+    t_lock_t a, keep;
+
+    /* The chroot must exist: hold a lock below it to create it. */
+    snprintf(sub, sizeof sub, "%s/keep", root);
+    t_lock_init(&keep, plain, sub);
+    ASSERT_RC(zkl_lock_acquire(keep.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&keep.acquired, 5000));
+    memset(&conn, 0, sizeof conn);
+    ASSERT_RC(zkl_options_new(&o), ZKL_OK);
+    snprintf(hosts, sizeof hosts, "%s", t_hosts());
+    ASSERT_RC(zkl_options_set_servers(o, hosts), ZKL_OK);
+    ASSERT_RC(zkl_options_set_chroot(o, root), ZKL_OK);
+    ASSERT_RC(zkl_client_new(&c, o), ZKL_OK);
+    zkl_options_free(o);
+    ASSERT_RC(zkl_libevent_attach(c, t_base), ZKL_OK);
+    t_lock_init(&a, c, "/inner");
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    snprintf(sub, sizeof sub, "%s/inner", root);
+    ASSERT_EQ(t_zk_count(sub), 1);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&a.released, 5000));
+    ASSERT_EQ(t_zk_count(sub), 0);
+    zkl_lock_free(a.lk);
+    zkl_client_free(c);
+    zkl_lock_free(keep.lk);
+    zkl_client_free(plain);
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The test suite: starts a throw-away ZooKeeper, runs the C tests and the
+# shell tests (CLI, Curator interop) against it, stops it, and prints one
+# closing line "N passed, N failed". A test that needs the server fails,
+# never skips, when no server can be started.
+#
+#   test/suite.sh [TEST-NAME-SUBSTRING...]
+set -uo pipefail
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+top_srcdir=$(cd "$top_srcdir" && pwd)
+top_builddir=$(cd "$top_builddir" && pwd)
+export top_srcdir top_builddir
+
+work=$(mktemp -d /tmp/zklock-test.XXXXXX)
+export ZKL_TEST_ZKDIR=$work/zk
+cleanup() {
+    "$top_srcdir/test/zkserver.sh" kill "$ZKL_TEST_ZKDIR" >/dev/null 2>&1 || true
+    [ -n "${ZKL_TEST_KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+passed=0
+failed=0
+if ! ZKL_TEST_HOSTS=$("$top_srcdir/test/zkserver.sh" start "$ZKL_TEST_ZKDIR"); then
+    echo "FAIL: could not start a ZooKeeper server (install the zookeeper package)"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+export ZKL_TEST_HOSTS
+echo "# ZooKeeper at $ZKL_TEST_HOSTS ($ZKL_TEST_ZKDIR)"
+
+tally() { # parses a runner's closing line
+    local line
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1)
+    if [ -z "$line" ]; then
+        failed=$((failed + 1))
+        echo "FAIL: $2 (no summary line; crashed?)"
+        return
+    fi
+    passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
+    failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
+}
+
+"$top_builddir/test/run-tests" "$@" | tee "$work/c.out"
+tally "$work/c.out" run-tests
+
+for t in "$top_srcdir"/test/test-*.sh; do
+    [ -e "$t" ] || continue
+    name=$(basename "$t" .sh)
+    if [ $# -gt 0 ]; then
+        want=0
+        for f in "$@"; do case "$name" in *"$f"*) want=1 ;; esac; done
+        [ $want = 1 ] || continue
+    fi
+    bash "$t" | tee "$work/$name.out"
+    tally "$work/$name.out" "$name"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
