@@ -22,10 +22,10 @@ T(free_client_in_callback, 20)
 T(free_client_with_pending, 30)
 T(node_deleted_by_other, 20)
 T(chroot, 20)
-/* T(session_expiry_while_holding, 60) */
-/* T(session_expiry_while_waiting, 60) */
-/* T(server_restart_held_and_queued, 90) */
-/* T(create_reply_lost, 60) */
-/* T(list_reply_lost, 60) */
-/* T(cancel_while_disconnected, 60) */
-/* T(release_while_disconnected, 60) */
+T(session_expiry_while_holding, 60)
+T(session_expiry_while_waiting, 60)
+T(server_restart_held_and_queued, 90)
+T(create_reply_lost, 60)
+T(list_reply_lost, 60)
+T(cancel_while_disconnected, 60)
+T(release_while_disconnected, 60)
