@@ -1,1 +1,466 @@
-int main(void) { return 0; }
+/* zklock(1): hold a ZooKeeper lock while a command runs, like flock(1),
+ * or list a lock's contenders.
+ *
+ *   zklock run [-s HOSTS] [-t SECONDS | -n] [--session-timeout MS]
+ *              LOCKPATH -- COMMAND [ARGS...]
+ *   zklock ls [-s HOSTS] LOCKPATH
+ *
+ * Exit status of run: COMMAND's own (128+N if it died of signal N);
+ * 1 when the lock was not acquired (within -t, at once with -n, or the
+ * server could not be reached); 3 when the lock was lost while COMMAND
+ * ran (COMMAND got SIGTERM); 2 for usage errors; 127 if COMMAND could not
+ * be started. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "zklock.h"
+#include "zklock_libevent.h"
+
+#define EXIT_NOT_ACQUIRED 1
+#define EXIT_USAGE 2
+#define EXIT_LOST 3
+#define EXIT_EXEC 127
+
+static const char *prog = "zklock";
+
+struct run {
+    struct event_base *base;
+    zkl_client_t *c;
+    zkl_lock_t *lk;
+    const char *path;
+    char **argv;
+    double wait_s;
+    pid_t child;
+    int status;       /* exit status to return */
+    int lost;
+    int done;
+    int child_done;
+    struct event *sigchld, *sigint, *sigterm, *sighup;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: %s run [-s HOSTS] [-t SECONDS | -n] "
+            "[--session-timeout MS] LOCKPATH -- COMMAND [ARGS...]\n"
+            "       %s ls [-s HOSTS] LOCKPATH\n"
+            "\n"
+            "HOSTS defaults to $ZKLOCK_SERVERS, else 127.0.0.1:2181.\n"
+            "run holds LOCKPATH while COMMAND runs; exit status is "
+            "COMMAND's,\n"
+            "1 if the lock was not acquired, 3 if it was lost (COMMAND got "
+            "SIGTERM).\n"
+            "ls prints the contenders in queue order, holder first.\n",
+            prog, prog);
+}
+
+static const char *default_hosts(const char *opt)
+{
+    const char *env = getenv("ZKLOCK_SERVERS");
+
+    if (opt != NULL)
+        return opt;
+    if (env != NULL && env[0] != '\0')
+        return env;
+    return "127.0.0.1:2181";
+}
+
+static zkl_client_t *make_client(struct event_base *base, const char *hosts,
+                                 int session_ms)
+{
+    zkl_options_t *o;
+    zkl_client_t *c = NULL;
+    int rc;
+
+    if ((rc = zkl_options_new(&o)) != ZKL_OK ||
+        (rc = zkl_options_set_servers(o, hosts)) != ZKL_OK ||
+        (rc = zkl_options_set_session_timeout(o, session_ms)) != ZKL_OK ||
+        (rc = zkl_client_new(&c, o)) != ZKL_OK ||
+        (rc = zkl_libevent_attach(c, base)) != ZKL_OK) {
+        fprintf(stderr, "%s: cannot use servers \"%s\": %s\n", prog, hosts,
+                zkl_strerror(rc));
+        zkl_options_free(o);
+        zkl_client_free(c);
+        return NULL;
+    }
+    zkl_options_free(o);
+    return c;
+}
+
+/* ---------------- run ---------------- */
+
+static void finish(struct run *r, int status)
+{
+    r->status = status;
+    r->done = 1;
+    event_base_loopbreak(r->base);
+}
+
+static void start_child(struct run *r)
+{
+    uint64_t token = 0;
+    char tok[32];
+    int pipefd[2];
+    ssize_t n;
+    int err = 0;
+
+    zkl_lock_token(r->lk, &token);
+    snprintf(tok, sizeof tok, "%llu", (unsigned long long)token);
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        perror("zklock: pipe");
+        zkl_lock_release(r->lk);
+        r->status = EXIT_EXEC;
+        return;
+    }
+    r->child = fork();
+    if (r->child == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        setenv("ZKLOCK_TOKEN", tok, 1);
+        setenv("ZKLOCK_PATH", r->path, 1);
+        execvp(r->argv[0], r->argv);
+        err = errno;
+        if (write(pipefd[1], &err, sizeof err) < 0)
+            _exit(EXIT_EXEC);
+        _exit(EXIT_EXEC);
+    }
+    close(pipefd[1]);
+    if (r->child < 0) {
+        perror("zklock: fork");
+        close(pipefd[0]);
+        r->status = EXIT_EXEC;
+        r->child_done = 1;
+        zkl_lock_release(r->lk);
+        return;
+    }
+    /* The pipe closes on a successful exec, else carries errno. */
+    n = read(pipefd[0], &err, sizeof err);
+    close(pipefd[0]);
+    if (n == (ssize_t)sizeof err)
+        fprintf(stderr, "%s: cannot run %s: %s\n", prog, r->argv[0],
+                strerror(err));
+}
+
+static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                    void *arg)
+{
+    struct run *r = arg;
+
+    (void)lk;
+    switch (ev) {
+    case ZKL_LOCK_ACQUIRED:
+        start_child(r);
+        break;
+    case ZKL_LOCK_FAILED:
+        if (status == ZKL_ELOCKED)
+            fprintf(stderr, "%s: %s is locked by another holder\n", prog,
+                    r->path);
+        else if (status == ZKL_ETIMEDOUT)
+            fprintf(stderr, "%s: %s not acquired within %g s\n", prog,
+                    r->path, r->wait_s);
+        else
+            fprintf(stderr, "%s: %s not acquired: %s\n", prog, r->path,
+                    zkl_strerror(status));
+        finish(r, EXIT_NOT_ACQUIRED);
+        break;
+    case ZKL_LOCK_SUSPENDED:
+        fprintf(stderr,
+                "%s: warning: connection to ZooKeeper lost; the hold on %s "
+                "is uncertain (command keeps running)\n",
+                prog, r->path);
+        break;
+    case ZKL_LOCK_RESTORED:
+        fprintf(stderr,
+                "%s: connection to ZooKeeper restored; %s is still held\n",
+                prog, r->path);
+        break;
+    case ZKL_LOCK_LOST:
+        r->lost = 1;
+        fprintf(stderr, "%s: lock %s LOST: %s; sending SIGTERM to %s\n",
+                prog, r->path, zkl_strerror(status), r->argv[0]);
+        if (r->child > 0 && !r->child_done)
+            kill(r->child, SIGTERM);
+        else
+            finish(r, EXIT_LOST);
+        break;
+    case ZKL_LOCK_RELEASED:
+        if (status != ZKL_OK && status != ZKL_ESESSION)
+            fprintf(stderr, "%s: release of %s: %s\n", prog, r->path,
+                    zkl_strerror(status));
+        finish(r, r->status);
+        break;
+    }
+}
+
+static void on_sigchld(evutil_socket_t sig, short what, void *arg)
+{
+    struct run *r = arg;
+    int st;
+
+    (void)sig;
+    (void)what;
+    if (r->child <= 0 || waitpid(r->child, &st, WNOHANG) != r->child)
+        return;
+    r->child_done = 1;
+    if (WIFEXITED(st))
+        r->status = WEXITSTATUS(st);
+    else if (WIFSIGNALED(st))
+        r->status = 128 + WTERMSIG(st);
+    if (r->lost) {
+        finish(r, EXIT_LOST);
+    } else if (zkl_lock_release(r->lk) != ZKL_OK) {
+        finish(r, r->status);
+    }
+    /* else: RELEASED finishes */
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct run *r = arg;
+
+    (void)what;
+    if (r->child > 0 && !r->child_done) {
+        kill(r->child, (int)sig); /* the command decides; we follow it */
+        return;
+    }
+    fprintf(stderr, "%s: interrupted while waiting for %s\n", prog, r->path);
+    zkl_lock_cancel(r->lk);
+    finish(r, 128 + (int)sig);
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || v < 0 || v > 1e9)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"servers", required_argument, NULL, 's'},
+        {"timeout", required_argument, NULL, 't'},
+        {"nonblock", no_argument, NULL, 'n'},
+        {"session-timeout", required_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    struct run r;
+    const char *hosts = NULL;
+    long timeout_ms = -1;
+    int session_ms = 10000, opt, rc, have_t = 0, have_n = 0;
+
+    memset(&r, 0, sizeof r);
+    r.wait_s = -1;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "+s:t:nh", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 's':
+            hosts = optarg;
+            break;
+        case 't':
+            if (parse_seconds(optarg, &r.wait_s) != 0) {
+                fprintf(stderr, "%s: bad -t value \"%s\"\n", prog, optarg);
+                return EXIT_USAGE;
+            }
+            have_t = 1;
+            break;
+        case 'n':
+            have_n = 1;
+            break;
+        case 'S':
+            session_ms = atoi(optarg);
+            if (session_ms <= 0) {
+                fprintf(stderr, "%s: bad --session-timeout \"%s\"\n", prog,
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (have_t && have_n) {
+        fprintf(stderr, "%s: -t and -n exclude each other\n", prog);
+        return EXIT_USAGE;
+    }
+    if (optind < argc)
+        r.path = argv[optind++];
+    if (optind < argc && strcmp(argv[optind], "--") == 0)
+        optind++;
+    if (r.path == NULL || optind >= argc) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if ((rc = zkl_path_validate(r.path)) != ZKL_OK) {
+        fprintf(stderr, "%s: bad lock path \"%s\": %s\n", prog, r.path,
+                zkl_strerror(rc));
+        return EXIT_USAGE;
+    }
+    r.argv = argv + optind;
+    if (have_n)
+        timeout_ms = 0;
+    else if (have_t)
+        timeout_ms = (long)(r.wait_s * 1000.0 + 0.5);
+
+    signal(SIGPIPE, SIG_IGN);
+    r.base = event_base_new();
+    r.c = make_client(r.base, default_hosts(hosts), session_ms);
+    if (r.c == NULL)
+        return EXIT_NOT_ACQUIRED;
+    if ((rc = zkl_lock_new(&r.lk, r.c, r.path, lock_cb, &r)) != ZKL_OK ||
+        (rc = zkl_lock_acquire(r.lk, timeout_ms)) != ZKL_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, r.path, zkl_strerror(rc));
+        return EXIT_NOT_ACQUIRED;
+    }
+    r.sigchld = evsignal_new(r.base, SIGCHLD, on_sigchld, &r);
+    r.sigint = evsignal_new(r.base, SIGINT, on_signal, &r);
+    r.sigterm = evsignal_new(r.base, SIGTERM, on_signal, &r);
+    r.sighup = evsignal_new(r.base, SIGHUP, on_signal, &r);
+    event_add(r.sigchld, NULL);
+    event_add(r.sigint, NULL);
+    event_add(r.sigterm, NULL);
+    event_add(r.sighup, NULL);
+    while (!r.done)
+        event_base_dispatch(r.base);
+    zkl_lock_free(r.lk);
+    zkl_client_free(r.c); /* closing the session removes any node left */
+    event_free(r.sigchld);
+    event_free(r.sigint);
+    event_free(r.sigterm);
+    event_free(r.sighup);
+    event_base_free(r.base);
+    return r.status;
+}
+
+/* ---------------- ls ---------------- */
+
+struct ls {
+    struct event_base *base;
+    int status, done;
+};
+
+static void ls_cb(zkl_client_t *c, int status, const char *const *names,
+                  size_t n, void *arg)
+{
+    struct ls *l = arg;
+    size_t i;
+
+    (void)c;
+    l->status = status;
+    for (i = 0; i < n; i++)
+        printf("%s\n", names[i]);
+    l->done = 1;
+    event_base_loopbreak(l->base);
+}
+
+static void ls_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    struct ls *l = arg;
+
+    (void)fd;
+    (void)what;
+    l->status = ZKL_ECONNLOSS;
+    l->done = 1;
+    event_base_loopbreak(l->base);
+}
+
+static int cmd_ls(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"servers", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *hosts = NULL, *path;
+    struct timeval tv = {15, 0};
+    struct event *tmo;
+    struct ls l = {0};
+    zkl_client_t *c;
+    int opt, rc;
+
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "+s:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 's':
+            hosts = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    path = argv[optind];
+    if ((rc = zkl_path_validate(path)) != ZKL_OK) {
+        fprintf(stderr, "%s: bad lock path \"%s\": %s\n", prog, path,
+                zkl_strerror(rc));
+        return EXIT_USAGE;
+    }
+    l.base = event_base_new();
+    if ((c = make_client(l.base, default_hosts(hosts), 10000)) == NULL)
+        return 1;
+    if ((rc = zkl_contenders(c, path, ls_cb, &l)) != ZKL_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, path, zkl_strerror(rc));
+        return 1;
+    }
+    tmo = evtimer_new(l.base, ls_timeout, &l);
+    evtimer_add(tmo, &tv);
+    while (!l.done)
+        event_base_dispatch(l.base);
+    event_free(tmo);
+    fflush(stdout);
+    zkl_client_free(c);
+    event_base_free(l.base);
+    if (l.status != ZKL_OK) {
+        fprintf(stderr, "%s: listing %s: %s\n", prog, path,
+                zkl_strerror(l.status));
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "run") == 0)
+        return cmd_run(argc - 1, argv + 1);
+    if (strcmp(argv[1], "ls") == 0)
+        return cmd_ls(argc - 1, argv + 1);
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("zklock %s\n", zkl_version_string());
+        return 0;
+    }
+    fprintf(stderr, "%s: unknown command \"%s\"\n", prog, argv[1]);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Tests of the zklock command-line tool against the suite's server
+# (ZKL_TEST_HOSTS, ZKL_TEST_ZKDIR; see test/suite.sh).
+set -u
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+ZKLOCK="$top_builddir/zklock"
+H=${ZKL_TEST_HOSTS:?run through test/suite.sh}
+ZKCLI=/usr/share/zookeeper/bin/zkCli.sh
+base="/zkl-test/cli-$$"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
+passed=0
+failed=0
+
+check() { # name, then a command whose success is the test
+    local name=$1
+    shift
+    if "$@" >"$tmp/out" 2>&1; then
+        passed=$((passed + 1))
+        echo "PASS: cli/$name"
+    else
+        failed=$((failed + 1))
+        echo "FAIL: cli/$name"
+        sed 's/^/    /' "$tmp/out" | tail -20
+    fi
+}
+
+count() { "$ZKLOCK" ls -s "$H" "$1" | wc -l; }
+
+wait_count() { # path n seconds
+    local i
+    for i in $(seq $(( $3 * 10 ))); do
+        [ "$(count "$1")" = "$2" ] && return 0
+        sleep 0.1
+    done
+    echo "$1 has $(count "$1") contenders, wanted $2"
+    return 1
+}
+
+t_exit_status() {
+    "$ZKLOCK" run -s "$H" "$base/a" -- true || return 1
+    "$ZKLOCK" run -s "$H" "$base/a" -- sh -c 'exit 7'
+    [ $? = 7 ] || return 1
+    "$ZKLOCK" run -s "$H" "$base/a" -- sh -c 'kill -TERM $$'
+    [ $? = 143 ] || return 1
+    "$ZKLOCK" run -s "$H" "$base/a" -- /nonexistent/cmd
+    [ $? = 127 ] || return 1
+    wait_count "$base/a" 0 5
+}
+
+t_env() {
+    local out
+    out=$("$ZKLOCK" run -s "$H" "$base/env" -- sh -c 'echo "$ZKLOCK_PATH $ZKLOCK_TOKEN"')
+    case "$out" in "$base/env "[0-9]*) ;; *) echo "got: $out"; return 1 ;; esac
+    # Servers from the environment when -s is absent.
+    ZKLOCK_SERVERS=$H "$ZKLOCK" run "$base/env" -- true
+}
+
+t_exclusion_nonblock_timeout() {
+    "$ZKLOCK" run -s "$H" "$base/x" -- sleep 3 &
+    local holder=$!
+    wait_count "$base/x" 1 5 || return 1
+    "$ZKLOCK" run -s "$H" -n "$base/x" -- echo SHOULD-NOT-RUN 2>"$tmp/err"
+    [ $? = 1 ] || return 1
+    grep -q "locked by another" "$tmp/err" || { cat "$tmp/err"; return 1; }
+    local t0=$(date +%s%N)
+    "$ZKLOCK" run -s "$H" -t 0.4 "$base/x" -- echo SHOULD-NOT-RUN 2>"$tmp/err"
+    [ $? = 1 ] || return 1
+    local el=$(( ($(date +%s%N) - t0) / 1000000 ))
+    [ "$el" -ge 400 ] || { echo "gave up after $el ms"; return 1; }
+    grep -q "not acquired within 0.4 s" "$tmp/err" || { cat "$tmp/err"; return 1; }
+    [ "$(count "$base/x")" = 1 ] || return 1 # nothing left behind
+    # A waiter with enough time gets it after the holder.
+    "$ZKLOCK" run -s "$H" -t 20 "$base/x" -- sh -c 'echo second' > "$tmp/o2"
+    [ $? = 0 ] && grep -q second "$tmp/o2" || return 1
+    wait "$holder"
+}
+
+t_ls_order() {
+    [ -z "$("$ZKLOCK" ls -s "$H" "$base/none")" ] || return 1
+    "$ZKLOCK" run -s "$H" "$base/q" -- sleep 3 &
+    wait_count "$base/q" 1 5 || return 1
+    local first
+    first=$("$ZKLOCK" ls -s "$H" "$base/q")
+    "$ZKLOCK" run -s "$H" "$base/q" -- true &
+    wait_count "$base/q" 2 5 || return 1
+    "$ZKLOCK" ls -s "$H" "$base/q" > "$tmp/ls"
+    [ "$(wc -l < "$tmp/ls")" = 2 ] || return 1
+    [ "$(head -1 "$tmp/ls")" = "$first" ] || return 1 # holder first
+    grep -Eqx '_c_[0-9a-f-]{36}-lock-[0-9]{10}' "$tmp/ls" || return 1
+    wait
+    wait_count "$base/q" 0 5
+}
+
+t_usage() {
+    "$ZKLOCK" >/dev/null 2>&1; [ $? = 2 ] || return 1
+    "$ZKLOCK" run -s "$H" "$base/u" >/dev/null 2>&1; [ $? = 2 ] || return 1
+    "$ZKLOCK" run -s "$H" relative -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
+    grep -q "bad lock path" "$tmp/err" || return 1
+    "$ZKLOCK" run -s "$H" -n -t 1 "$base/u" -- true 2>/dev/null; [ $? = 2 ] || return 1
+    "$ZKLOCK" run -s "$H" -t abc "$base/u" -- true 2>/dev/null; [ $? = 2 ] || return 1
+    "$ZKLOCK" ls -s "$H" "/bad/" 2>/dev/null; [ $? = 2 ] || return 1
+    "$ZKLOCK" frobnicate 2>/dev/null; [ $? = 2 ] || return 1
+    "$ZKLOCK" --help | grep -q usage
+}
+
+t_lost_session_expired() {
+    # Frozen past its session timeout, zklock learns the lock is lost:
+    # the command gets SIGTERM and zklock exits 3.
+    "$ZKLOCK" run -s "$H" --session-timeout 1000 "$base/l" -- \
+        sh -c 'trap "echo TERMINATED; exit 143" TERM; sleep 60 & wait' \
+        >"$tmp/lo" 2>"$tmp/le" &
+    local p=$!
+    wait_count "$base/l" 1 5 || return 1
+    kill -STOP $p
+    wait_count "$base/l" 0 10 || { kill -CONT $p; return 1; }
+    kill -CONT $p
+    wait $p
+    local st=$?
+    [ $st = 3 ] || { echo "exit $st"; cat "$tmp/le"; return 1; }
+    grep -q TERMINATED "$tmp/lo" || return 1
+    grep -q "LOST" "$tmp/le" || { cat "$tmp/le"; return 1; }
+}
+
+t_lost_node_deleted() {
+    "$ZKLOCK" run -s "$H" "$base/d" -- \
+        sh -c 'trap "echo TERMINATED; exit 143" TERM; sleep 60 & wait' \
+        >"$tmp/do" 2>"$tmp/de" &
+    local p=$!
+    wait_count "$base/d" 1 5 || return 1
+    "$ZKCLI" -server "$H" delete "$base/d/$("$ZKLOCK" ls -s "$H" "$base/d")" >/dev/null 2>&1
+    wait $p
+    local st=$?
+    [ $st = 3 ] || { echo "exit $st"; cat "$tmp/de"; return 1; }
+    grep -q TERMINATED "$tmp/do" || return 1
+    grep -q "deleted by someone else" "$tmp/de" || { cat "$tmp/de"; return 1; }
+}
+
+t_suspended_keeps_running() {
+    # A server restart shorter than the session: zklock warns, the
+    # command keeps running, the hold comes back.
+    "$ZKLOCK" run -s "$H" --session-timeout 10000 "$base/s" -- \
+        sh -c 'sleep 8; echo FINISHED' >"$tmp/so" 2>"$tmp/se" &
+    local p=$!
+    wait_count "$base/s" 1 5 || return 1
+    "$top_srcdir/test/zkserver.sh" kill "$ZKL_TEST_ZKDIR" >/dev/null || return 1
+    sleep 0.5
+    "$top_srcdir/test/zkserver.sh" start "$ZKL_TEST_ZKDIR" >/dev/null || return 1
+    wait $p
+    local st=$?
+    [ $st = 0 ] || { echo "exit $st"; cat "$tmp/se" "$tmp/so"; return 1; }
+    grep -q FINISHED "$tmp/so" || return 1
+    grep -q "uncertain" "$tmp/se" || { cat "$tmp/se"; return 1; }
+    grep -q "restored" "$tmp/se" || { cat "$tmp/se"; return 1; }
+    wait_count "$base/s" 0 5
+}
+
+t_signal_while_waiting() {
+    "$ZKLOCK" run -s "$H" "$base/w" -- sleep 3 &
+    local holder=$!
+    wait_count "$base/w" 1 5 || return 1
+    "$ZKLOCK" run -s "$H" "$base/w" -- echo SHOULD-NOT-RUN 2>/dev/null &
+    local waiter=$!
+    wait_count "$base/w" 2 5 || return 1
+    kill -INT $waiter
+    wait $waiter
+    [ $? = 130 ] || return 1
+    wait_count "$base/w" 1 5 || return 1 # the waiter's node went with it
+    wait $holder
+}
+
+check exit_status t_exit_status
+check environment t_env
+check exclusion_nonblock_timeout t_exclusion_nonblock_timeout
+check ls_order t_ls_order
+check usage_errors t_usage
+check lost_session_expired t_lost_session_expired
+check lost_node_deleted t_lost_node_deleted
+check suspended_keeps_running t_suspended_keeps_running
+check signal_while_waiting t_signal_while_waiting
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
