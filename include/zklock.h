@@ -328,6 +328,17 @@ ZKL_EXTERN int zkl_lock_release(zkl_lock_t *lk);
  * zkl_lock_release() or ZKL_LOCK_LOST, suspended or not), else 0. */
 ZKL_EXTERN int zkl_lock_is_held(const zkl_lock_t *lk);
 
+typedef enum zkl_lock_state {
+    ZKL_STATE_IDLE = 0,      /* no acquire, no hold */
+    ZKL_STATE_ACQUIRING = 1, /* acquire under way, not (yet) queued */
+    ZKL_STATE_QUEUED = 2,    /* node created, waiting on its predecessor */
+    ZKL_STATE_HELD = 3,      /* holds the lock (possibly suspended) */
+    ZKL_STATE_RELEASING = 4  /* zkl_lock_release() not yet answered */
+} zkl_lock_state_t;
+
+/* Where the handle stands; ZKL_STATE_IDLE for NULL or a closed client. */
+ZKL_EXTERN zkl_lock_state_t zkl_lock_state(const zkl_lock_t *lk);
+
 /* Fencing token of the current hold: the czxid of the lock node, which
  * grows with every grant on any path, so a resource that remembers the
  * highest token it has seen can refuse a stale holder.

@@ -123,6 +123,20 @@ int zkl_lock_is_held(const zkl_lock_t *lk)
            lk->att->goal == ZKL__GOAL_HOLD && !lk->releasing;
 }
 
+zkl_lock_state_t zkl_lock_state(const zkl_lock_t *lk)
+{
+    const zkl__att_t *a;
+
+    if (lk == NULL || lk->c == NULL || (a = lk->att) == NULL)
+        return ZKL_STATE_IDLE;
+    if (lk->releasing)
+        return ZKL_STATE_RELEASING;
+    if (a->goal == ZKL__GOAL_HOLD)
+        return ZKL_STATE_HELD;
+    return (a->flags & ZKL__F_IN_TABLE) ? ZKL_STATE_QUEUED
+                                         : ZKL_STATE_ACQUIRING;
+}
+
 int zkl_lock_token(const zkl_lock_t *lk, uint64_t *token)
 {
     if (lk == NULL || token == NULL)

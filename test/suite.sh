@@ -54,7 +54,7 @@ for t in "$top_srcdir"/test/test-*.sh; do
         for f in "$@"; do case "$name" in *"$f"*) want=1 ;; esac; done
         [ $want = 1 ] || continue
     fi
-    bash "$t" | tee "$work/$name.out"
+    timeout 600 bash "$t" | tee "$work/$name.out"
     tally "$work/$name.out" "$name"
 done
 

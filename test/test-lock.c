@@ -21,7 +21,10 @@ TEST(acquire_release_basic)
     ASSERT(zkl_client_session_id(c) != 0);
     ASSERT(zkl_client_session_timeout(c) >= 1000);
     t_lock_init(&a, c, p);
+    ASSERT_EQ(zkl_lock_state(a.lk), ZKL_STATE_IDLE);
+    ASSERT_EQ(zkl_lock_state(NULL), ZKL_STATE_IDLE);
     ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT_EQ(zkl_lock_state(a.lk), ZKL_STATE_ACQUIRING);
     ASSERT_EQ(a.n, 0); /* never inside the call */
     ASSERT(t_run_until(&a.acquired, 5000));
     ASSERT_EQ(a.ev[0], ZKL_LOCK_ACQUIRED);
@@ -35,9 +38,12 @@ TEST(acquire_release_basic)
     ASSERT_STR(names[0], name);
     t_zk_free_names(names, n);
     ASSERT_EQ(zkl_client_pending(c), 1);
+    ASSERT_EQ(zkl_lock_state(a.lk), ZKL_STATE_HELD);
     ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
     ASSERT(!zkl_lock_is_held(a.lk));
+    ASSERT_EQ(zkl_lock_state(a.lk), ZKL_STATE_RELEASING);
     ASSERT(t_run_until(&a.released, 5000));
+    ASSERT_EQ(zkl_lock_state(a.lk), ZKL_STATE_IDLE);
     ASSERT_RC(a.last_status, ZKL_OK);
     ASSERT_EQ(t_zk_count(p), 0);
     ASSERT_EQ(zkl_client_pending(c), 0);
@@ -496,7 +502,8 @@ TEST(same_process_same_predecessor)
     ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
     ASSERT_RC(zkl_lock_acquire(cc.lk, -1), ZKL_OK);
     ASSERT_EQ(t_zk_wait_count(p, 3, 5000), 3);
-    t_run_for(100);
+    ASSERT(WAIT_FOR(zkl_lock_state(cc.lk) == ZKL_STATE_QUEUED, 5000));
+    ASSERT_EQ(zkl_lock_state(b.lk), ZKL_STATE_QUEUED);
     ASSERT_RC(zkl_lock_cancel(b.lk), ZKL_OK);
     ASSERT(t_run_until(&b.failed, 5000));
     ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The evhttp example as a test: two server processes share one store and
+# take concurrent increments of one key; with zklock serializing them no
+# update is lost.
+set -u
+top_builddir=${top_builddir:-.}
+ZKLOCK="$top_builddir/zklock"
+SRV="$top_builddir/examples/http-counter"
+H=${ZKL_TEST_HOSTS:?run through test/suite.sh}
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+http() { # port method path -> body
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+    printf '%s %s HTTP/1.0\r\nContent-Length: 0\r\n\r\n' "$2" "$3" >&3
+    local resp
+    resp=$(cat <&3)
+    exec 3>&-
+    case "$resp" in "HTTP/1.0 200"*|"HTTP/1.1 200"*) ;; *) echo "$resp" >&2; return 1 ;; esac
+    printf '%s\n' "$resp" | tail -n 1 | tr -d '\r'
+}
+
+free_port() {
+    local p
+    while :; do
+        p=$(( 20000 + RANDOM % 40000 ))
+        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo $p; return; }
+    done
+}
+
+t_no_lost_updates() {
+    local p1 p2 key="k$$" i ok=0
+    p1=$(free_port)
+    "$SRV" -s "$H" -p "$p1" -d "$tmp" > "$tmp/s1.log" 2>&1 &
+    p2=$(free_port)
+    [ "$p2" = "$p1" ] && p2=$(free_port)
+    "$SRV" -s "$H" -p "$p2" -d "$tmp" > "$tmp/s2.log" 2>&1 &
+    for i in $(seq 50); do
+        http "$p1" GET /counter/x >/dev/null 2>&1 && http "$p2" GET /counter/x >/dev/null 2>&1 && ok=1 && break
+        sleep 0.1
+    done
+    [ $ok = 1 ] || { cat "$tmp"/s*.log; return 1; }
+    local pids=()
+    for i in $(seq 40); do
+        http "$p1" POST "/counter/$key" > "$tmp/r1.$i" &
+        pids+=($!)
+        http "$p2" POST "/counter/$key" > "$tmp/r2.$i" &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+    local v
+    v=$(http "$p1" GET "/counter/$key")
+    [ "$v" = 80 ] || { echo "counter is $v, want 80"; cat "$tmp"/s*.log; return 1; }
+    # Every answer distinct: each increment saw the previous one.
+    [ "$(cat "$tmp"/r*.* | sort -n | uniq | wc -l)" = 80 ] || { echo "duplicate answers"; return 1; }
+    [ -z "$("$ZKLOCK" ls -s "$H" "/zklock-http/$key")" ]
+}
+
+if t_no_lost_updates > "$tmp/out" 2>&1; then
+    passed=1; echo "PASS: http/no_lost_updates"
+else
+    failed=1; echo "FAIL: http/no_lost_updates"; sed 's/^/    /' "$tmp/out" | tail -20
+fi
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
