@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Sets everything up on a fresh Debian 12 machine and runs every test:
+# the suite on the plain build, the suite again under AddressSanitizer +
+# UBSan, and `make distcheck`. Ends with one line "N passed, N failed";
+# exits non-zero if anything failed.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+if ! bash test/setup.sh --asan; then
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+passed=0
+failed=0
+add() { # a closing line of a run
+    passed=$((passed + $(echo "$1" | cut -d' ' -f1)))
+    failed=$((failed + $(echo "$1" | cut -d' ' -f3)))
+}
+
+for b in plain asan; do
+    echo "== test suite, $b build"
+    out=$(mktemp)
+    ZKL_TEST_PREFIX="$b/" top_srcdir="$top" top_builddir="$top/build/$b" \
+        bash test/suite.sh 2>&1 | tee "$out"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+    [ -n "$line" ] && add "$line" || failed=$((failed + 1))
+    rm -f "$out"
+done
+
+echo "== make distcheck"
+if make -C build/plain distcheck >build/plain/distcheck.log 2>&1; then
+    passed=$((passed + 1))
+    echo "PASS: distcheck"
+else
+    failed=$((failed + 1))
+    echo "FAIL: distcheck"
+    tail -40 build/plain/distcheck.log
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs what zklock needs on Debian 12 (when missing) and builds it:
+#   build/plain  the normal build
+#   build/asan   AddressSanitizer + UBSan (only with --asan)
+# Used by examples/run-demo.sh, test/run-all.sh and .ci/run.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+PKGS="build-essential autoconf automake libtool pkg-config
+      libzookeeper-st-dev libevent-dev zookeeper
+      openjdk-17-jdk-headless libcurator-recipes-java procps"
+
+if [ "${1:-}" = --packages ]; then
+    echo $PKGS
+    exit 0
+fi
+
+missing=()
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "== installing: ${missing[*]}"
+    SUDO=
+    [ "$(id -u)" = 0 ] || SUDO=sudo
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -q >/dev/null
+    $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
+    echo "== autoreconf"
+    autoreconf -fi >/dev/null 2>&1
+fi
+# Out-of-tree builds need a source tree that was never configured in place.
+[ -f config.status ] && make distclean >/dev/null 2>&1 || true
+
+build() { # dir, configure args...
+    local dir=$1
+    shift
+    mkdir -p "$dir"
+    if [ ! -f "$dir/config.status" ]; then
+        echo "== configure $dir $*"
+        (cd "$dir" && "$top/configure" -q "$@")
+    fi
+    echo "== make $dir"
+    make -C "$dir" -j"$(nproc)" >"$dir/make.log" 2>&1 || { tail -30 "$dir/make.log"; exit 1; }
+    make -C "$dir" -j"$(nproc)" test/run-tests >>"$dir/make.log" 2>&1 || { tail -30 "$dir/make.log"; exit 1; }
+    if grep -E 'warning:' "$dir/make.log" >&2; then
+        echo "setup: compiler warnings in $dir (see above)" >&2
+        exit 1
+    fi
+}
+
+build build/plain
+if [ "${1:-}" = --asan ]; then
+    build build/asan --enable-sanitizers
+fi
