@@ -81,10 +81,7 @@ zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
             return NULL;
         }
     }
-    a->next = c->atts;
-    if (c->atts != NULL)
-        c->atts->prev = a;
-    c->atts = a;
+    ZKL__PUSH(&c->atts, a);
     c->natts++;
     zkl__att_schedule(a, ZKL__NEXT_CREATE);
     return a;
@@ -98,12 +95,7 @@ void zkl__att_free(zkl__att_t *a)
     zkl__wtab_remove(c, a);
     if (a->flags & ZKL__F_STALLED)
         c->nstalled--;
-    if (a->prev != NULL)
-        a->prev->next = a->next;
-    else
-        c->atts = a->next;
-    if (a->next != NULL)
-        a->next->prev = a->prev;
+    ZKL__UNLINK(&c->atts, a);
     c->natts--;
     free(a);
 }

@@ -18,6 +18,26 @@
 #define ZKL__SEQ_LEN 10
 #define ZKL__NAME_LEN (ZKL__PREFIX_LEN + ZKL__TAG_LEN + ZKL__SEQ_LEN)
 
+/* Intrusive doubly linked lists: unlink node n (with prev/next fields)
+ * from the list whose head pointer is *headp. */
+#define ZKL__UNLINK(headp, n)                                               \
+    do {                                                                    \
+        if ((n)->prev != NULL)                                              \
+            (n)->prev->next = (n)->next;                                    \
+        else                                                                \
+            *(headp) = (n)->next;                                           \
+        if ((n)->next != NULL)                                              \
+            (n)->next->prev = (n)->prev;                                    \
+    } while (0)
+#define ZKL__PUSH(headp, n)                                                 \
+    do {                                                                    \
+        (n)->prev = NULL;                                                   \
+        (n)->next = *(headp);                                               \
+        if (*(headp) != NULL)                                               \
+            (*(headp))->prev = (n);                                         \
+        *(headp) = (n);                                                     \
+    } while (0)
+
 /* ---- time ---- */
 uint64_t zkl__now_ms(void);
 

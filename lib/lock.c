@@ -29,10 +29,7 @@ int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
     lk->c = c;
     lk->cb = cb;
     lk->arg = arg;
-    lk->next = c->locks;
-    if (c->locks != NULL)
-        c->locks->prev = lk;
-    c->locks = lk;
+    ZKL__PUSH(&c->locks, lk);
     *out = lk;
     return ZKL_OK;
 }
@@ -63,12 +60,7 @@ void zkl_lock_free(zkl_lock_t *lk)
         }
         if (lk->nqueued > 0)
             zkl__purge_events(c, lk);
-        if (lk->prev != NULL)
-            lk->prev->next = lk->next;
-        else
-            c->locks = lk->next;
-        if (lk->next != NULL)
-            lk->next->prev = lk->prev;
+        ZKL__UNLINK(&c->locks, lk);
         zkl__kick(c);
     }
     free(lk);

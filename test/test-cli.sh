@@ -2,41 +2,10 @@
 # Tests of the zklock command-line tool against the suite's server
 # (ZKL_TEST_HOSTS, ZKL_TEST_ZKDIR; see test/suite.sh).
 set -u
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-ZKLOCK="$top_builddir/zklock"
-H=${ZKL_TEST_HOSTS:?run through test/suite.sh}
+SUITE=cli
+. "$(dirname "$0")/lib.sh"
 ZKCLI=/usr/share/zookeeper/bin/zkCli.sh
 base="/zkl-test/cli-$$"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
-passed=0
-failed=0
-
-check() { # name, then a command whose success is the test
-    local name=$1
-    shift
-    if "$@" >"$tmp/out" 2>&1; then
-        passed=$((passed + 1))
-        echo "PASS: cli/$name"
-    else
-        failed=$((failed + 1))
-        echo "FAIL: cli/$name"
-        sed 's/^/    /' "$tmp/out" | tail -20
-    fi
-}
-
-count() { "$ZKLOCK" ls -s "$H" "$1" | wc -l; }
-
-wait_count() { # path n seconds
-    local i
-    for i in $(seq $(( $3 * 10 ))); do
-        [ "$(count "$1")" = "$2" ] && return 0
-        sleep 0.1
-    done
-    echo "$1 has $(count "$1") contenders, wanted $2"
-    return 1
-}
 
 t_exit_status() {
     "$ZKLOCK" run -s "$H" "$base/a" -- true || return 1
@@ -179,5 +148,4 @@ check lost_session_expired t_lost_session_expired
 check lost_node_deleted t_lost_node_deleted
 check suspended_keeps_running t_suspended_keeps_running
 check signal_while_waiting t_signal_while_waiting
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+finish

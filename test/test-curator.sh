@@ -3,42 +3,12 @@
 # java): a zklock process and a Java process on one lock path exclude
 # each other and share one FIFO queue, in both directions.
 set -u
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-ZKLOCK="$top_builddir/zklock"
-H=${ZKL_TEST_HOSTS:?run through test/suite.sh}
+SUITE=curator
+. "$(dirname "$0")/lib.sh"
 base="/zkl-test/curator-$$"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"; kill $(jobs -p) 2>/dev/null' EXIT
-passed=0
-failed=0
 J=/usr/share/java
 CP=$J/curator-recipes.jar:$J/curator-framework.jar:$J/curator-client.jar:$J/zookeeper.jar:$J/zookeeper-jute.jar:$J/guava.jar:$J/slf4j-api.jar:$J/slf4j-nop.jar
 
-check() {
-    local name=$1
-    shift
-    if "$@" >"$tmp/out" 2>&1; then
-        passed=$((passed + 1))
-        echo "PASS: curator/$name"
-    else
-        failed=$((failed + 1))
-        echo "FAIL: curator/$name"
-        sed 's/^/    /' "$tmp/out" | tail -20
-    fi
-}
-
-ms() { date +%s%3N; }
-count() { "$ZKLOCK" ls -s "$H" "$1" | wc -l; }
-wait_count() {
-    local i
-    for i in $(seq $(( $3 * 10 ))); do
-        [ "$(count "$1")" = "$2" ] && return 0
-        sleep 0.1
-    done
-    echo "$1 has $(count "$1") contenders, wanted $2"
-    return 1
-}
 wait_line() { # file word seconds
     local i
     for i in $(seq $(( $3 * 10 ))); do
@@ -106,5 +76,4 @@ check compile_peer t_compile
 check curator_holds_zklock_waits t_curator_holds_zklock_waits
 check zklock_holds_curator_waits t_zklock_holds_curator_waits
 check mixed_queue_fifo t_mixed_queue_fifo
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+finish

@@ -3,14 +3,9 @@
 # take concurrent increments of one key; with zklock serializing them no
 # update is lost.
 set -u
-top_builddir=${top_builddir:-.}
-ZKLOCK="$top_builddir/zklock"
+SUITE=http
+. "$(dirname "$0")/lib.sh"
 SRV="$top_builddir/examples/http-counter"
-H=${ZKL_TEST_HOSTS:?run through test/suite.sh}
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-passed=0
-failed=0
 
 http() { # port method path -> body
     exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
@@ -58,10 +53,5 @@ t_no_lost_updates() {
     [ -z "$("$ZKLOCK" ls -s "$H" "/zklock-http/$key")" ]
 }
 
-if t_no_lost_updates > "$tmp/out" 2>&1; then
-    passed=1; echo "PASS: http/no_lost_updates"
-else
-    failed=1; echo "FAIL: http/no_lost_updates"; sed 's/^/    /' "$tmp/out" | tail -20
-fi
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+check no_lost_updates t_no_lost_updates
+finish
