@@ -391,6 +391,59 @@ int64_t t_zk_czxid(const char *path)
     return o.czxid;
 }
 
+/* Every lock node (a name with "-lock-") below the roots the tests and
+ * examples use, over one session; prints each and returns how many. */
+static int leftover_nodes(void)
+{
+    static const char *roots[] = {"/zkl-test", "/zklock-http",
+                                  "/zklock-demo"};
+    size_t cap = 1024, head = 0, tail = 0, i;
+    char **queue = malloc(cap * sizeof *queue);
+    struct obs o;
+    zhandle_t *zh = obs_open(&o);
+    int found = 0, j;
+
+    for (i = 0; i < 3; i++)
+        queue[tail++] = strdup(roots[i]);
+    while (head < tail) {
+        char *p = queue[head++];
+
+        o.done = 0;
+        o.sv.count = 0;
+        o.sv.data = NULL;
+        if (zoo_aget_children2(zh, p, 0, obs_children_done, &o) != ZOK)
+            FAILF("observer: aget_children failed");
+        obs_pump(zh, &o.done, 10000);
+        if (!o.done)
+            FAILF("observer: no reply listing %s", p);
+        for (j = 0; o.rc == ZOK && j < o.sv.count; j++) {
+            char *child = malloc(strlen(p) + strlen(o.sv.data[j]) + 2);
+
+            sprintf(child, "%s/%s", p, o.sv.data[j]);
+            if (strstr(o.sv.data[j], "-lock-") != NULL) {
+                fprintf(stderr, "left behind: %s\n", child);
+                found++;
+                free(child);
+            } else {
+                if (tail == cap)
+                    queue = realloc(queue, (cap *= 2) * sizeof *queue);
+                queue[tail++] = child;
+            }
+            free(o.sv.data[j]);
+        }
+        free(o.sv.data);
+        free(p);
+    }
+    free(queue);
+    zookeeper_close(zh);
+    return found;
+}
+
+static void test_no_lock_nodes_left(void)
+{
+    ASSERT_EQ(leftover_nodes(), 0);
+}
+
 /* ---------------- runner ---------------- */
 
 #define T(name, secs) void test_##name(void);
@@ -419,46 +472,55 @@ static int selected(const char *name, int argc, char **argv)
     return 0;
 }
 
+static int passed, failed;
+
+static void run_one(const char *name, void (*fn)(void), int secs)
+{
+    const char *prefix = getenv("ZKL_TEST_PREFIX");
+    uint64_t t0 = t_now_ms();
+    int status = 0;
+    pid_t pid;
+
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        cur_test = name;
+        alarm((unsigned)secs);
+        t_base = event_base_new();
+        fn();
+        event_base_free(t_base);
+        libevent_global_shutdown();
+        exit(0); /* not _exit: LeakSanitizer checks at exit */
+    }
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        passed++;
+        printf("PASS: %s%s (%llu ms)\n", prefix ? prefix : "", name,
+               (unsigned long long)(t_now_ms() - t0));
+    } else {
+        failed++;
+        printf("FAIL: %s%s (%s %d, %llu ms)\n", prefix ? prefix : "", name,
+               WIFSIGNALED(status) ? "signal" : "exit status",
+               WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+               (unsigned long long)(t_now_ms() - t0));
+    }
+}
+
+/* run-tests [NAME-SUBSTRING...]: the tests whose names match.
+ * run-tests --leftovers: checks that no lock node is left anywhere
+ * (suite.sh runs it after every other test). */
 int main(int argc, char **argv)
 {
     size_t i;
-    int passed = 0, failed = 0;
-    const char *prefix = getenv("ZKL_TEST_PREFIX");
 
     setvbuf(stdout, NULL, _IOLBF, 0);
-    for (i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-        uint64_t t0 = t_now_ms();
-        int status = 0;
-        pid_t pid;
-
-        if (!selected(tests[i].name, argc, argv))
-            continue;
-        fflush(NULL);
-        pid = fork();
-        if (pid == 0) {
-            cur_test = tests[i].name;
-            alarm((unsigned)tests[i].secs);
-            t_base = event_base_new();
-            tests[i].fn();
-            event_base_free(t_base);
-            libevent_global_shutdown();
-            exit(0); /* not _exit: LeakSanitizer checks at exit */
-        }
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-            passed++;
-            printf("PASS: %s%s (%llu ms)\n", prefix ? prefix : "",
-                   tests[i].name, (unsigned long long)(t_now_ms() - t0));
-        } else {
-            failed++;
-            printf("FAIL: %s%s (%s %d, %llu ms)\n", prefix ? prefix : "",
-                   tests[i].name,
-                   WIFSIGNALED(status) ? "signal" : "exit status",
-                   WIFSIGNALED(status) ? WTERMSIG(status)
-                                       : WEXITSTATUS(status),
-                   (unsigned long long)(t_now_ms() - t0));
-        }
+    if (argc == 2 && strcmp(argv[1], "--leftovers") == 0) {
+        run_one("no_lock_nodes_left", test_no_lock_nodes_left, 120);
+    } else {
+        for (i = 0; i < sizeof tests / sizeof tests[0]; i++)
+            if (selected(tests[i].name, argc, argv))
+                run_one(tests[i].name, tests[i].fn, tests[i].secs);
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -58,5 +58,9 @@ for t in "$top_srcdir"/test/test-*.sh; do
     tally "$work/$name.out" "$name"
 done
 
+# Last: nothing any test started may have left a lock node behind.
+"$top_builddir/test/run-tests" --leftovers | tee "$work/leftovers.out"
+tally "$work/leftovers.out" leftovers
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
