@@ -304,7 +304,9 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock_t *lk);
 
 /* Starts an acquire. timeout_ms < 0 waits forever; 0 is a try-lock that
  * answers ZKL_ELOCKED at once (after one round trip) instead of queueing
- * behind another contender; N > 0 gives up with ZKL_ETIMEDOUT after N ms.
+ * behind another contender (or ZKL_ECONNLOSS if the connection fails it:
+ * a try-lock never waits longer than one session timeout); N > 0 gives up
+ * with ZKL_ETIMEDOUT after N ms, connection time included.
  * Waiting survives connection loss and session expiry (it re-queues).
  * Callback: exactly one ZKL_LOCK_ACQUIRED or ZKL_LOCK_FAILED.
  * Errors: ZKL_EINVAL, ZKL_EHELD, ZKL_EBUSY (acquire or release pending),

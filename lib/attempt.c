@@ -72,8 +72,12 @@ zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
     att_new_uuid(a);
     a->goal = ZKL__GOAL_ACQUIRE;
     a->node = ZKL__NODE_NONE;
-    if (timeout == 0)
+    if (timeout == 0) {
+        /* A try-lock waits for a connection at most one session
+         * timeout, and gives up with ZKL_ECONNLOSS. */
         a->flags |= ZKL__F_TRYLOCK;
+        timeout = zkl_client_session_timeout(c);
+    }
     if (timeout > 0) {
         a->deadline = zkl__now_ms() + (uint64_t)timeout;
         if (zkl__heap_push(c, a) != ZKL_OK) {
@@ -187,15 +191,34 @@ static void count_inflight(zkl__att_t *a, int rc)
         a->inflight++;
 }
 
-/* A request could not even be queued (the handle is closing or its
- * session is dead): the session handling resets the attempt. */
+/* The ZooKeeper client refused to queue a request. */
 static void send_failed(zkl__att_t *a, int rc)
 {
+    zkl_client_t *c = a->c;
+
     ZKL_LOG(ZKL_LOG_WARN, "zklock: %s: request not sent: %s", a->path,
             zerror(rc));
     a->next_op = ZKL__NEXT_NOTHING;
-    if (!session_gone_rc(rc))
-        a->c->expired = 1; /* only a dead handle refuses requests */
+    if (rc == ZINVALIDSTATE) {
+        /* A dead handle: the session handling resets every attempt. */
+        if (zoo_state(c->zh) == ZOO_EXPIRED_SESSION_STATE)
+            c->expired = 1;
+        return;
+    }
+    /* ZBADARGUMENTS (a path the C client rejects that our checks let
+     * through) or ZMARSHALLINGERROR (out of memory): retrying would only
+     * repeat it, so the attempt ends; a node it may have is ephemeral
+     * and goes with the session. */
+    if (a->node == ZKL__NODE_MAYBE)
+        a->node = ZKL__NODE_NONE;
+    if (a->goal == ZKL__GOAL_DELETE) {
+        a->node = ZKL__NODE_NONE;
+        if (a->result == ZKL_OK)
+            a->result = zkl__from_zk(rc);
+        zkl__att_schedule(a, ZKL__NEXT_NOTHING);
+    } else {
+        att_fail(a, rc == ZBADARGUMENTS ? ZKL_EBADPATH : zkl__from_zk(rc));
+    }
 }
 
 static void send_create(zkl__att_t *a, int with_parents)
@@ -506,10 +529,13 @@ static void list_done(int rc, const struct String_vector *sv,
             after_reply(a, ZKL__NEXT_PARENTS);
         }
     } else if (connloss_rc(rc)) {
-        after_reply(a, a->node == ZKL__NODE_NONE
-                           ? (a->goal == ZKL__GOAL_ACQUIRE ? ZKL__NEXT_CREATE
-                                                           : ZKL__NEXT_NOTHING)
-                           : ZKL__NEXT_LIST);
+        if ((a->flags & ZKL__F_TRYLOCK) && a->goal == ZKL__GOAL_ACQUIRE)
+            att_fail(a, ZKL_ECONNLOSS); /* a try-lock does not wait */
+        if (a->goal == ZKL__GOAL_DELETE)
+            after_reply(a, delete_step_for(a));
+        else
+            after_reply(a, a->node == ZKL__NODE_NONE ? ZKL__NEXT_CREATE
+                                                     : ZKL__NEXT_LIST);
     } else if (session_gone_rc(rc)) {
         after_reply(a, ZKL__NEXT_NOTHING); /* session handling resets us */
     } else {
@@ -747,6 +773,8 @@ void zkl__on_deadlines(zkl_client_t *c, uint64_t now)
     while ((a = zkl__heap_top(c)) != NULL && a->deadline <= now) {
         zkl__heap_remove(c, a);
         if (a->goal == ZKL__GOAL_ACQUIRE && a->lk != NULL)
-            zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ETIMEDOUT);
+            zkl__att_let_go(a, ZKL_LOCK_FAILED,
+                            (a->flags & ZKL__F_TRYLOCK) ? ZKL_ECONNLOSS
+                                                        : ZKL_ETIMEDOUT);
     }
 }

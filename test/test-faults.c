@@ -330,3 +330,35 @@ TEST(release_while_disconnected)
     zkl_client_free(x);
     fp_free(fp);
 }
+
+TEST(trylock_while_disconnected)
+{
+    fp_t *fp = proxy();
+    t_conn_t xc;
+    zkl_client_t *x = t_client(fp_hosts(fp), 3000, &xc);
+    const char *p = t_path(NULL);
+    t_lock_t a;
+    uint64_t t0;
+
+    t_lock_init(&a, x, p);
+    fp_refuse(fp, 1);
+    fp_cut(fp);
+    ASSERT(WAIT_FOR(!xc.connected, 5000));
+    t0 = t_now_ms();
+    ASSERT_RC(zkl_lock_acquire(a.lk, 0), ZKL_OK);
+    ASSERT(t_run_until(&a.failed, 10000));
+    ASSERT_RC(a.last_status, ZKL_ECONNLOSS);
+    ASSERT(a.at_ms - t0 <= 3000 + 500); /* bounded by the session */
+    fp_refuse(fp, 0);
+    ASSERT(WAIT_FOR(xc.connected, 10000));
+    /* A try-lock whose listing is lost fails at once, node cleaned. */
+    fp_lose_next_reply(fp, 150);
+    ASSERT_RC(zkl_lock_acquire(a.lk, 0), ZKL_OK);
+    ASSERT(WAIT_FOR(a.failed == 2, 5000));
+    ASSERT_RC(a.last_status, ZKL_ECONNLOSS);
+    ASSERT(WAIT_FOR(zkl_client_pending(x) == 0, 10000));
+    ASSERT_EQ(t_zk_count(p), 0);
+    zkl_lock_free(a.lk);
+    zkl_client_free(x);
+    fp_free(fp);
+}
