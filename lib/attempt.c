@@ -8,8 +8,8 @@
  * predecessor's name), and every request increments `inflight` before it
  * is sent: the attempt is never freed while a reply can still name it.
  *
- * The decision a listing leads to is the only recipe-specific part
- * (decide()); read/write locks and semaphores plug in there. */
+ * The one recipe-specific decision (which node blocks us) comes from the
+ * lock's zkl__recipe_t; see recipes.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,9 +433,9 @@ static void delete_ghost(zkl__att_t *a, const char *name)
     zoo_adelete(a->c->zh, p, -1, ignore_void_done, NULL);
 }
 
-/* The recipe: given the children, where does this attempt stand? For a
- * mutex the holder is the lowest node and a waiter watches the node just
- * below its own (never the head: one wake-up per release). */
+/* Where this attempt stands, given the children: find our node (by name,
+ * or by uuid after a lost create reply), drop duplicates, then let the
+ * recipe say what blocks us. */
 static void decide(zkl__att_t *a, const struct String_vector *sv)
 {
     const char *own = NULL, *pred = NULL;
@@ -481,13 +481,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
         after_reply(a, delete_step_for(a));
         return;
     }
-    for (i = 0; i < sv->count; i++) {
-        const char *n = sv->data[i];
-
-        if (zkl__name_cmp(n, me) < 0 &&
-            (pred == NULL || zkl__name_cmp(n, pred) > 0))
-            pred = n;
-    }
+    pred = a->lk->recipe->blocker(sv, me);
     if (pred == NULL) {
         /* Granted. The own-node watch reports a deletion by someone else
          * and, for an adopted node, supplies the czxid first. */

@@ -118,8 +118,24 @@ struct zkl__att {
     char path[];              /* "<dir>/_c_<uuid>-lock-<seq>" */
 };
 
+/* ---- recipes ----
+ * What differs between a mutex, a read/write lock and a semaphore is one
+ * decision: given the lock path's children and our node, which node must
+ * go before we may proceed. The attempt machine does everything else
+ * (create, recover, list, watch, re-check, delete). */
+typedef struct zkl__recipe {
+    const char *name;
+    /* The node to watch, or NULL when our node holds the lock. me is our
+     * node's name; names are all children, in no particular order. */
+    const char *(*blocker)(const struct String_vector *names,
+                           const char *me);
+} zkl__recipe_t;
+
+extern const zkl__recipe_t zkl__mutex_recipe;
+
 /* ---- lock handle ---- */
 struct zkl_lock {
+    const zkl__recipe_t *recipe;
     zkl_client_t *c;          /* NULL once the client is gone */
     zkl_lock_t *prev, *next;  /* c->locks */
     zkl__att_t *att;          /* current attempt, or NULL when idle */

@@ -26,6 +26,7 @@ int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
     if (lk == NULL)
         return ZKL_ENOMEM;
     memcpy(lk->path, path, len + 1);
+    lk->recipe = &zkl__mutex_recipe;
     lk->c = c;
     lk->cb = cb;
     lk->arg = arg;

@@ -133,3 +133,35 @@ TEST(log_hook)
     zkl_client_free(c);
     ASSERT_EQ(log_lines, n); /* off means off */
 }
+
+static int thread_count(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return n;
+}
+
+TEST(several_servers_no_threads)
+{
+    char hosts[128];
+    zkl_client_t *c;
+    t_lock_t l;
+
+    /* The first server refuses connections; the client moves on. */
+    snprintf(hosts, sizeof hosts, "127.0.0.1:1,%s", t_hosts());
+    c = t_client(hosts, 4000, NULL);
+    t_lock_init(&l, c, t_path(NULL));
+    ASSERT_RC(zkl_lock_acquire(l.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&l.acquired, 5000));
+    ASSERT_EQ(thread_count(), 1); /* the library started no thread */
+    zkl_lock_free(l.lk);
+    ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+    zkl_client_free(c);
+}
