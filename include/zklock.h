@@ -362,8 +362,8 @@ ZKL_EXTERN int zkl_lock_node_name(const zkl_lock_t *lk, char *buf,
 
 /* names: child node names of the lock path in queue order (holder
  * first), borrowed for the duration of the callback. status: 0 (a
- * missing lock path is 0 with n == 0), ZKL_ECONNLOSS, ZKL_ECLOSED,
- * ZKL_EAUTH, ZKL_EZK. */
+ * missing lock path is 0 with n == 0), ZKL_ECONNLOSS, ZKL_ESESSION,
+ * ZKL_ECLOSED, ZKL_EAUTH, ZKL_EZK. */
 typedef void (*zkl_contenders_cb)(zkl_client_t *c, int status,
                                   const char *const *names, size_t n,
                                   void *arg);

@@ -35,6 +35,8 @@ static void contenders_done(int rc, const struct String_vector *sv,
                 names[n] = sv->data[n];
             qsort(names, n, sizeof *names, cmp_names);
         }
+    } else if (rc == ZCLOSING && !c->closing) {
+        status = ZKL_ESESSION; /* the old handle of a renewed session */
     } else if (rc != ZOK && rc != ZNONODE) {
         status = zkl__from_zk(rc);
     }
