@@ -246,7 +246,6 @@ static void send_create(zkl__att_t *a, int with_parents)
         }
     }
     a->path[a->dirlen + 1 + ZKL__PREFIX_LEN + ZKL__TAG_LEN] = '\0';
-    a->flags &= (uint8_t)~ZKL__F_NOPARENT;
     rc = zoo_acreate2(zh, a->path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
                       ZOO_EPHEMERAL_SEQUENTIAL, create_done, a);
     if (rc != ZOK) {
@@ -379,8 +378,7 @@ static void create_done(int rc, const char *value, const struct Stat *st,
         a->czxid = st != NULL ? st->czxid : 0;
         a->parent_rounds = 0;
     } else if (rc == ZNONODE) {
-        a->node = ZKL__NODE_NONE;
-        a->flags |= ZKL__F_NOPARENT;
+        a->node = ZKL__NODE_NONE; /* no parent: the listing says so too */
     } else if (connloss_rc(rc)) {
         a->node = ZKL__NODE_MAYBE; /* the listing will tell */
     } else if (session_gone_rc(rc)) {
@@ -519,8 +517,7 @@ static void list_done(int rc, const struct String_vector *sv,
             /* Something deletes the path as fast as we create it. */
             att_fail(a, ZKL_EZK);
         } else {
-            a->flags &= (uint8_t)~ZKL__F_NOPARENT;
-            after_reply(a, ZKL__NEXT_PARENTS);
+                    after_reply(a, ZKL__NEXT_PARENTS);
         }
     } else if (connloss_rc(rc)) {
         if ((a->flags & ZKL__F_TRYLOCK) && a->goal == ZKL__GOAL_ACQUIRE)
@@ -736,7 +733,7 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
         zkl__wtab_remove(c, a);
         a->node = ZKL__NODE_NONE;
         a->czxid = 0;
-        a->flags &= (uint8_t)~(ZKL__F_SUSPENDED | ZKL__F_NOPARENT);
+        a->flags &= (uint8_t)~ZKL__F_SUSPENDED;
         switch ((enum zkl__goal)a->goal) {
         case ZKL__GOAL_HOLD:
             att_fail(a, status);

@@ -298,7 +298,6 @@ int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
     c->conn_arg = o != NULL ? o->conn_arg : NULL;
     c->ready_tail = &c->ready;
     c->io_fd = -1;
-    c->timer_ms = -2;
     c->conn_state = ZKL_CONN_SUSPENDED;
     if ((rc = open_session(c)) != ZKL_OK) {
         free(c->hosts);
@@ -450,7 +449,6 @@ static void arm(zkl_client_t *c, int fd, int events, long ms)
     }
     if (c->ops->timer(c->loop_data, ms) != 0)
         ZKL_LOG(ZKL_LOG_ERROR, "zklock: loop adapter timer failed");
-    c->timer_ms = ms;
 }
 
 static void teardown(zkl_client_t *c);

@@ -90,7 +90,6 @@ enum zkl__next {
 #define ZKL__F_IN_TABLE 0x04   /* in the waiter table under whash */
 #define ZKL__F_TRYLOCK 0x08    /* timeout 0 */
 #define ZKL__F_SUSPENDED 0x10  /* ZKL_LOCK_SUSPENDED reported */
-#define ZKL__F_NOPARENT 0x20   /* create said ZNONODE */
 
 typedef struct zkl__att zkl__att_t;
 
@@ -173,7 +172,6 @@ struct zkl_client {
     const zkl_loop_ops_t *ops;
     void *loop_data;
     int io_fd, io_events, io_reset;
-    long timer_ms;            /* last armed, -2 = never */
 
     int depth;                /* nesting of on_io/on_timer */
     int stepping;             /* inside zkl__run_ready */
