@@ -212,6 +212,20 @@ ZKL_EXTERN int zkl_client_session_timeout(const zkl_client_t *c);
  * client created is known to be gone or held. */
 ZKL_EXTERN size_t zkl_client_pending(const zkl_client_t *c);
 
+/* Counters of one client since zkl_client_new(), for monitoring and
+ * benchmarks. Fields are only ever appended; pass sizeof(zkl_stats_t). */
+typedef struct zkl_stats {
+    uint64_t requests;       /* ZooKeeper requests sent by lock attempts */
+    uint64_t watch_events;   /* node watch notifications received */
+    uint64_t session_events; /* connection state changes received */
+    uint64_t grants;         /* ZKL_LOCK_ACQUIRED delivered */
+    uint64_t sessions;       /* sessions opened (1 + renewals) */
+} zkl_stats_t;
+
+/* Copies the counters into out (at most size bytes). Errors: ZKL_EINVAL. */
+ZKL_EXTERN int zkl_client_stats(const zkl_client_t *c, zkl_stats_t *out,
+                                size_t size);
+
 /* ------------------------------------------------------------------ */
 /* Event loop integration                                              */
 /* ------------------------------------------------------------------ */

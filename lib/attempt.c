@@ -187,8 +187,10 @@ static void att_fail(zkl__att_t *a, int status)
 
 static void count_inflight(zkl__att_t *a, int rc)
 {
-    if (rc == ZOK)
+    if (rc == ZOK) {
         a->inflight++;
+        a->c->stats.requests++;
+    }
 }
 
 /* The ZooKeeper client refused to queue a request. */
@@ -241,6 +243,7 @@ static void send_create(zkl__att_t *a, int with_parents)
                 tmp[i] = '\0';
                 zoo_acreate(zh, tmp, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
                             ZOO_CONTAINER, ignore_string_done, NULL);
+                a->c->stats.requests++;
                 tmp[i] = save;
             }
         }
@@ -253,6 +256,7 @@ static void send_create(zkl__att_t *a, int with_parents)
         return;
     }
     a->inflight++;
+    a->c->stats.requests++;
     a->node = ZKL__NODE_MAYBE; /* until the reply says otherwise */
     /* Pipelined right behind the create: the listing already contains
      * our node, so an uncontended acquire costs one round trip. */
@@ -417,6 +421,7 @@ static void watch_pred(zkl__att_t *a, const char *pred)
         return;
     }
     a->inflight++;
+    a->c->stats.requests++;
 }
 
 static void delete_ghost(zkl__att_t *a, const char *name)
@@ -429,6 +434,7 @@ static void delete_ghost(zkl__att_t *a, const char *name)
     memcpy(p + a->dirlen + 1, name, ZKL__NAME_LEN + 1);
     ZKL_LOG(ZKL_LOG_INFO, "zklock: deleting duplicate node %s", p);
     zoo_adelete(a->c->zh, p, -1, ignore_void_done, NULL);
+    a->c->stats.requests++;
 }
 
 /* Where this attempt stands, given the children: find our node (by name,

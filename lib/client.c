@@ -121,6 +121,8 @@ int zkl__queue_event(zkl_client_t *c, zkl_lock_t *lk, int ev, int status)
     e->lk = lk;
     e->ev = ev;
     e->status = status;
+    if (ev == ZKL_LOCK_ACQUIRED && lk != NULL)
+        c->stats.grants++;
     if (lk != NULL)
         lk->nqueued++;
     return ZKL_OK;
@@ -223,10 +225,13 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
     if (c == NULL || zh != c->zh || c->closing)
         return;
     c->io_reset = 1; /* any event may come with a new socket */
-    if (type == ZOO_SESSION_EVENT)
+    if (type == ZOO_SESSION_EVENT) {
+        c->stats.session_events++;
         on_session_event(c, state);
-    else if (path != NULL && path[0] != '\0')
+    } else if (path != NULL && path[0] != '\0') {
+        c->stats.watch_events++;
         zkl__on_watch(c, type, path);
+    }
 }
 
 static int open_session(zkl_client_t *c)
@@ -235,6 +240,7 @@ static int open_session(zkl_client_t *c)
                             NULL, c, 0, zkl__zk_log_trampoline);
     if (c->zh == NULL)
         return ZKL_EZK;
+    c->stats.sessions++;
     /* IP lists need no re-resolution on every zookeeper_interest(). */
     zoo_set_servers_resolution_delay(c->zh, 60000);
     c->connected = 0;
@@ -327,6 +333,14 @@ int zkl_client_session_timeout(const zkl_client_t *c)
     if (c->zh != NULL && c->ever_connected)
         return zoo_recv_timeout(c->zh);
     return c->session_timeout;
+}
+
+int zkl_client_stats(const zkl_client_t *c, zkl_stats_t *out, size_t size)
+{
+    if (c == NULL || out == NULL)
+        return ZKL_EINVAL;
+    memcpy(out, &c->stats, size < sizeof c->stats ? size : sizeof c->stats);
+    return ZKL_OK;
 }
 
 size_t zkl_client_pending(const zkl_client_t *c)

@@ -201,6 +201,8 @@ struct zkl_client {
     zkl__att_t **heap;        /* acquire deadlines */
     size_t heap_len, heap_cap;
 
+    zkl_stats_t stats;
+
     zkl__event_t *evq;        /* deferred user callbacks, FIFO */
     size_t evq_head, evq_len, evq_cap;
 };

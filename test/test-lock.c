@@ -47,6 +47,21 @@ TEST(acquire_release_basic)
     ASSERT_RC(a.last_status, ZKL_OK);
     ASSERT_EQ(t_zk_count(p), 0);
     ASSERT_EQ(zkl_client_pending(c), 0);
+    {
+        zkl_stats_t st;
+
+        ASSERT_RC(zkl_client_stats(NULL, &st, sizeof st), ZKL_EINVAL);
+        ASSERT_RC(zkl_client_stats(c, NULL, sizeof st), ZKL_EINVAL);
+        ASSERT_RC(zkl_client_stats(c, &st, sizeof st), ZKL_OK);
+        ASSERT_EQ(st.grants, 1);
+        ASSERT_EQ(st.sessions, 1);
+        ASSERT(st.session_events >= 1);
+        /* parents, create, list, create, list, own watch, delete */
+        ASSERT(st.requests >= 5 && st.requests <= 12);
+        /* Nobody waited; the one notification is the holder's watch on
+         * its own node, fired by its own delete. */
+        ASSERT_EQ(st.watch_events, 1);
+    }
     /* The handle is reusable. */
     ASSERT_RC(zkl_lock_acquire(a.lk, 1000), ZKL_OK);
     ASSERT(WAIT_FOR(a.acquired == 2, 5000));
@@ -511,6 +526,14 @@ TEST(same_process_same_predecessor)
     ASSERT_EQ(cc.acquired, 0);
     ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
     ASSERT(t_run_until(&cc.acquired, 5000));
+    {
+        zkl_stats_t st;
+
+        ASSERT_RC(zkl_client_stats(c, &st, sizeof st), ZKL_OK);
+        /* One notification per watched deletion (B's, then A's). */
+        ASSERT_EQ(st.watch_events, 2);
+        ASSERT_EQ(st.grants, 2);
+    }
     zkl_lock_free(a.lk);
     zkl_lock_free(b.lk);
     zkl_lock_free(cc.lk);
