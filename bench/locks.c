@@ -1,0 +1,547 @@
+/* zklock's scenarios, all on one libevent loop in one thread. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "bench.h"
+#include "metrics.h"
+#include "zklock.h"
+#include "zklock_libevent.h"
+
+static struct event_base *base;
+
+/* ---------------- shared plumbing ---------------- */
+
+struct cycle;
+typedef void (*on_event_fn)(struct cycle *cy, zkl_lock_event_t ev,
+                            int status);
+
+/* One lock handle and what a scenario tracks about it. */
+struct cycle {
+    zkl_lock_t *lk;
+    on_event_fn on_event;
+    uint64_t t_acquire;
+    long index;
+};
+
+static long failures;
+
+static void cycle_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                     void *arg)
+{
+    struct cycle *cy = arg;
+
+    (void)lk;
+    if (ev == ZKL_LOCK_FAILED || ev == ZKL_LOCK_LOST) {
+        failures++;
+        note("lock %s: event %d: %s", zkl_lock_path(cy->lk), (int)ev,
+             zkl_strerror(status));
+    }
+    cy->on_event(cy, ev, status);
+}
+
+static zkl_client_t *client(const char *hosts, int session_ms)
+{
+    zkl_options_t *o;
+    zkl_client_t *c;
+    uint64_t end = now_us() + 15000000;
+
+    if (zkl_options_new(&o) != ZKL_OK ||
+        zkl_options_set_servers(o, hosts) != ZKL_OK ||
+        zkl_options_set_session_timeout(o, session_ms) != ZKL_OK ||
+        zkl_client_new(&c, o) != ZKL_OK || zkl_libevent_attach(c, base)) {
+        fprintf(stderr, "zklock-bench: cannot create a client\n");
+        exit(1);
+    }
+    zkl_options_free(o);
+    while (zkl_client_state(c) != ZKL_CONN_CONNECTED && now_us() < end)
+        event_base_loop(base, EVLOOP_ONCE);
+    if (zkl_client_state(c) != ZKL_CONN_CONNECTED) {
+        fprintf(stderr, "zklock-bench: cannot connect to %s\n", hosts);
+        exit(1);
+    }
+    return c;
+}
+
+static void tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+}
+
+/* Runs the loop until *counter >= target (or limit_s passes). */
+static int run_until(long *counter, long target, double limit_s)
+{
+    uint64_t end = now_us() + (uint64_t)(limit_s * 1e6);
+    struct event *t = evtimer_new(base, tick, NULL);
+    struct timeval tv = {0, 100000};
+
+    while (*counter < target && now_us() < end) {
+        evtimer_add(t, &tv);
+        event_base_loop(base, EVLOOP_ONCE);
+    }
+    event_free(t);
+    return *counter >= target;
+}
+
+static char *bench_path(const char *what, long i)
+{
+    static char buf[128];
+
+    snprintf(buf, sizeof buf, "/zklock-bench/%d/%s-%ld", (int)getpid(), what,
+             i);
+    return buf;
+}
+
+static void sum_stats(zkl_client_t **c, long n, zkl_stats_t *out)
+{
+    zkl_stats_t s;
+    long i;
+
+    memset(out, 0, sizeof *out);
+    for (i = 0; i < n; i++) {
+        zkl_client_stats(c[i], &s, sizeof s);
+        out->requests += s.requests;
+        out->watch_events += s.watch_events;
+        out->grants += s.grants;
+        out->sessions += s.sessions;
+    }
+}
+
+/* ---------------- serial ---------------- */
+
+static lat_t s_lat;
+static long s_done, s_target;
+
+static void serial_event(struct cycle *cy, zkl_lock_event_t ev, int status)
+{
+    (void)status;
+    if (ev == ZKL_LOCK_ACQUIRED) {
+        lat_add(&s_lat, now_us() - cy->t_acquire);
+        zkl_lock_release(cy->lk);
+    } else if (ev == ZKL_LOCK_RELEASED) {
+        if (++s_done < s_target) {
+            cy->t_acquire = now_us();
+            zkl_lock_acquire(cy->lk, -1);
+        }
+    }
+}
+
+int bench_serial(const struct opts *o)
+{
+    struct cycle cy = {0};
+    zkl_client_t *c;
+    uint64_t t0, t1;
+
+    base = event_base_new();
+    c = client(o->hosts, 10000);
+    s_target = o->n > 0 ? o->n : 2000;
+    cy.on_event = serial_event;
+    zkl_lock_new(&cy.lk, c, bench_path("serial", 0), cycle_cb, &cy);
+    /* One cycle first so the lock path exists, as it would in service. */
+    s_target++;
+    cy.t_acquire = now_us();
+    zkl_lock_acquire(cy.lk, -1);
+    run_until(&s_done, 1, 30);
+    lat_free(&s_lat);
+    note("serial: %ld acquire+release cycles, one at a time", s_target - 1);
+    t0 = now_us();
+    cy.t_acquire = t0;
+    zkl_lock_acquire(cy.lk, -1);
+    run_until(&s_done, s_target, 300);
+    t1 = now_us();
+    json_begin("serial");
+    json_int("n", s_done - 1);
+    json_num("acquire_p50_us", lat_pct(&s_lat, 50));
+    json_num("acquire_p99_us", lat_pct(&s_lat, 99));
+    json_num("cycles_per_s", (s_done - 1) / ((double)(t1 - t0) / 1e6));
+    json_int("failures", failures);
+    json_end();
+    zkl_lock_free(cy.lk);
+    zkl_client_free(c);
+    event_base_free(base);
+    lat_free(&s_lat);
+    return failures != 0;
+}
+
+/* ---------------- throughput ---------------- */
+
+static struct cycle *t_cycles;
+static long t_nlocks, t_k, t_done, t_next;
+static lat_t t_lat;
+static int t_measuring, t_stop;
+
+static void throughput_event(struct cycle *cy, zkl_lock_event_t ev,
+                             int status)
+{
+    (void)status;
+    if (ev == ZKL_LOCK_ACQUIRED) {
+        if (t_measuring)
+            lat_add(&t_lat, now_us() - cy->t_acquire);
+        zkl_lock_release(cy->lk);
+    } else if (ev == ZKL_LOCK_RELEASED || ev == ZKL_LOCK_FAILED) {
+        struct cycle *nx;
+
+        if (t_measuring)
+            t_done++;
+        if (t_stop)
+            return;
+        /* Keep K in flight, moving over the N locks round robin. */
+        nx = t_nlocks == t_k ? cy : &t_cycles[t_next++ % t_nlocks];
+        nx->t_acquire = now_us();
+        if (zkl_lock_acquire(nx->lk, -1) != ZKL_OK) {
+            cy->t_acquire = now_us();
+            zkl_lock_acquire(cy->lk, -1);
+        }
+    }
+}
+
+static void stop_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    *(int *)arg = 1;
+}
+
+int bench_throughput(const struct opts *o)
+{
+    double secs = o->seconds > 0 ? o->seconds : 5, c0, c1;
+    zkl_client_t *c;
+    struct event *stop;
+    struct timeval tv;
+    int timed_out = 0;
+    uint64_t t0, t1;
+    long i;
+
+    base = event_base_new();
+    c = client(o->hosts, 10000);
+    t_k = o->inflight > 0 ? o->inflight : 100;
+    t_nlocks = o->n > 0 ? o->n : t_k;
+    if (t_nlocks < t_k)
+        t_nlocks = t_k;
+    t_cycles = calloc((size_t)t_nlocks, sizeof *t_cycles);
+    for (i = 0; i < t_nlocks; i++) {
+        t_cycles[i].on_event = throughput_event;
+        t_cycles[i].index = i;
+        zkl_lock_new(&t_cycles[i].lk, c, bench_path("tp", i), cycle_cb,
+                     &t_cycles[i]);
+    }
+    note("throughput: %ld in flight over %ld locks for %.1f s (1 s warm-up)",
+         t_k, t_nlocks, secs);
+    t_next = t_k;
+    for (i = 0; i < t_k; i++) {
+        t_cycles[i].t_acquire = now_us();
+        zkl_lock_acquire(t_cycles[i].lk, -1);
+    }
+    /* Warm-up: lock paths created, caches and buffers grown. */
+    stop = evtimer_new(base, stop_timer, &timed_out);
+    tv.tv_sec = 1;
+    tv.tv_usec = 0;
+    evtimer_add(stop, &tv);
+    while (!timed_out)
+        event_base_loop(base, EVLOOP_ONCE);
+    timed_out = 0;
+    t_measuring = 1;
+    c0 = cpu_seconds();
+    t0 = now_us();
+    tv.tv_sec = (long)secs;
+    tv.tv_usec = (long)((secs - (double)(long)secs) * 1e6);
+    evtimer_add(stop, &tv);
+    while (!timed_out)
+        event_base_loop(base, EVLOOP_ONCE);
+    t1 = now_us();
+    c1 = cpu_seconds();
+    t_measuring = 0;
+    t_stop = 1;
+    json_begin("throughput");
+    json_int("locks", t_nlocks);
+    json_int("inflight", t_k);
+    json_num("seconds", (double)(t1 - t0) / 1e6);
+    json_num("cycles_per_s", t_done / ((double)(t1 - t0) / 1e6));
+    json_num("acquire_p50_us", lat_pct(&t_lat, 50));
+    json_num("acquire_p99_us", lat_pct(&t_lat, 99));
+    json_num("cpu_s_per_1k_cycles",
+             t_done ? (c1 - c0) * 1000.0 / (double)t_done : 0);
+    json_int("failures", failures);
+    json_end();
+    /* Let what is in flight finish, so no node outlives the run. */
+    for (i = 0; i < t_nlocks; i++)
+        zkl_lock_free(t_cycles[i].lk);
+    while (zkl_client_pending(c) > 0)
+        event_base_loop(base, EVLOOP_ONCE);
+    event_free(stop);
+    zkl_client_free(c);
+    event_base_free(base);
+    free(t_cycles);
+    lat_free(&t_lat);
+    return failures != 0;
+}
+
+/* ---------------- handoff ---------------- */
+
+static long h_acquired;
+
+static void handoff_event(struct cycle *cy, zkl_lock_event_t ev, int status)
+{
+    (void)status;
+    if (ev == ZKL_LOCK_ACQUIRED) {
+        h_acquired++;
+        zkl_lock_release(cy->lk);
+    }
+}
+
+static void holder_event(struct cycle *cy, zkl_lock_event_t ev, int status)
+{
+    (void)cy;
+    (void)ev;
+    (void)status;
+}
+
+static long count_queued(struct cycle *cy, long n)
+{
+    long i, k = 0;
+
+    for (i = 0; i < n; i++)
+        k += zkl_lock_state(cy[i].lk) == ZKL_STATE_QUEUED;
+    return k;
+}
+
+int bench_handoff(const struct opts *o)
+{
+    long n = o->n > 0 ? o->n : 1000, ns = o->sessions > 0 ? o->sessions : 1;
+    struct cycle holder = {0}, *w;
+    zkl_client_t *hc, **wc;
+    zkl_stats_t s0, s1;
+    uint64_t b0, b1, t0, t1, end;
+    long i, queued = 0;
+    const char *path;
+
+    base = event_base_new();
+    hc = client(o->hosts, 10000);
+    wc = calloc((size_t)ns, sizeof *wc);
+    for (i = 0; i < ns; i++)
+        wc[i] = client(o->hosts, 10000);
+    path = strdup(bench_path("handoff", 0));
+    holder.on_event = holder_event;
+    zkl_lock_new(&holder.lk, hc, path, cycle_cb, &holder);
+    zkl_lock_acquire(holder.lk, -1);
+    while (!zkl_lock_is_held(holder.lk))
+        event_base_loop(base, EVLOOP_ONCE);
+    note("handoff: %ld waiters over %ld sessions queue on one lock", n, ns);
+    w = calloc((size_t)n, sizeof *w);
+    for (i = 0; i < n; i++) {
+        w[i].on_event = handoff_event;
+        zkl_lock_new(&w[i].lk, wc[i % ns], path, cycle_cb, &w[i]);
+        zkl_lock_acquire(w[i].lk, -1);
+    }
+    end = now_us() + 300000000;
+    while (queued < n && now_us() < end) {
+        event_base_loop(base, EVLOOP_ONCE);
+        queued = count_queued(w, n);
+    }
+    note("handoff: %ld queued; releasing the holder", queued);
+    sum_stats(wc, ns, &s0);
+    b0 = tcp_bytes_in();
+    t0 = now_us();
+    zkl_lock_release(holder.lk);
+    run_until(&h_acquired, n, 600);
+    t1 = now_us();
+    b1 = tcp_bytes_in();
+    sum_stats(wc, ns, &s1);
+    json_begin("handoff");
+    json_int("waiters", n);
+    json_int("sessions", ns);
+    json_num("handoffs_per_s", h_acquired / ((double)(t1 - t0) / 1e6));
+    json_num("bytes_in_per_handoff", (double)(b1 - b0) / (double)n);
+    json_num("wakeups_per_release",
+             (double)(s1.watch_events - s0.watch_events) / (double)n);
+    json_int("acquired", h_acquired);
+    json_int("failures", failures);
+    json_end();
+    for (i = 0; i < n; i++)
+        zkl_lock_free(w[i].lk);
+    zkl_lock_free(holder.lk);
+    for (i = 0; i < ns; i++) {
+        while (zkl_client_pending(wc[i]) > 0)
+            event_base_loop(base, EVLOOP_ONCE);
+        zkl_client_free(wc[i]);
+    }
+    zkl_client_free(hc);
+    free(wc);
+    free(w);
+    event_base_free(base);
+    return failures != 0 || h_acquired != n;
+}
+
+/* ---------------- waiters ---------------- */
+
+static long wt_acquired, wt_held;
+static lat_t wt_gaps;
+static uint64_t wt_last_tick;
+
+static void waiter_event(struct cycle *cy, zkl_lock_event_t ev, int status)
+{
+    (void)status;
+    if (ev == ZKL_LOCK_ACQUIRED) {
+        wt_acquired++;
+        zkl_lock_release(cy->lk);
+    }
+}
+
+static void wholder_event(struct cycle *cy, zkl_lock_event_t ev, int status)
+{
+    (void)cy;
+    (void)status;
+    if (ev == ZKL_LOCK_ACQUIRED)
+        wt_held++;
+}
+
+/* A 1 ms heartbeat: the gaps between its runs are the loop's stalls. */
+static void heartbeat(evutil_socket_t fd, short what, void *arg)
+{
+    uint64_t now = now_us();
+
+    (void)fd;
+    (void)what;
+    (void)arg;
+    if (wt_last_tick != 0)
+        lat_add(&wt_gaps, now - wt_last_tick);
+    wt_last_tick = now;
+}
+
+/* Restarts the server in a child process, so the loop keeps running. */
+static pid_t restart_server(const char *zkdir)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        const char *src = getenv("top_srcdir");
+        char script[512];
+
+        snprintf(script, sizeof script, "%s/test/zkserver.sh",
+                 src ? src : ".");
+        execl("/bin/sh", "sh", script, "restart", zkdir, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static long count_waiting(struct cycle *cy, long n)
+{
+    long i, k = 0;
+
+    for (i = 0; i < n; i++) {
+        zkl_lock_state_t st = zkl_lock_state(cy[i].lk);
+
+        k += st == ZKL_STATE_QUEUED;
+    }
+    return k;
+}
+
+int bench_waiters(const struct opts *o)
+{
+    long n = o->n > 0 ? o->n : 10000, i, queued = 0, released = 0;
+    long ns = o->sessions > 0 ? o->sessions : (n + 9999) / 10000;
+    struct cycle *h, *w;
+    zkl_client_t **hc, **wc;
+    struct event *hb;
+    struct timeval one_ms = {0, 1000};
+    uint64_t t0, t1, t2, last_count = 0;
+    long rss0, rss1;
+    pid_t restarter = -1;
+
+    base = event_base_new();
+    hc = calloc((size_t)ns, sizeof *hc);
+    wc = calloc((size_t)ns, sizeof *wc);
+    for (i = 0; i < ns; i++) {
+        hc[i] = client(o->hosts, 10000);
+        wc[i] = client(o->hosts, 10000);
+    }
+    h = calloc((size_t)n, sizeof *h);
+    w = calloc((size_t)n, sizeof *w);
+    note("waiters: a holder session set takes %ld locks", n);
+    for (i = 0; i < n; i++) {
+        h[i].on_event = wholder_event;
+        zkl_lock_new(&h[i].lk, hc[i % ns], bench_path("w", i), cycle_cb,
+                     &h[i]);
+        zkl_lock_acquire(h[i].lk, -1);
+    }
+    if (!run_until(&wt_held, n, 600)) {
+        fprintf(stderr, "zklock-bench: holders stuck at %ld\n", wt_held);
+        return 1;
+    }
+    note("waiters: %ld waiters over %ld sessions queue behind them", n, ns);
+    rss0 = rss_bytes();
+    hb = event_new(base, -1, EV_PERSIST, heartbeat, NULL);
+    event_add(hb, &one_ms);
+    t0 = now_us();
+    for (i = 0; i < n; i++) {
+        w[i].on_event = waiter_event;
+        zkl_lock_new(&w[i].lk, wc[i % ns], zkl_lock_path(h[i].lk), cycle_cb,
+                     &w[i]);
+        zkl_lock_acquire(w[i].lk, -1);
+    }
+    while (queued < n) {
+        event_base_loop(base, EVLOOP_ONCE);
+        if (now_us() - last_count > 100000) { /* O(n): not every pass */
+            queued = count_waiting(w, n);
+            last_count = now_us();
+        }
+        if (now_us() - t0 > 600000000u) {
+            fprintf(stderr, "zklock-bench: only %ld queued\n", queued);
+            return 1;
+        }
+    }
+    t1 = now_us();
+    rss1 = rss_bytes();
+    note("waiters: all queued in %.2f s; rss +%ld KiB", (t1 - t0) / 1e6,
+         (rss1 - rss0) / 1024);
+    if (o->restart && o->zkdir != NULL) {
+        note("waiters: restarting the server mid-drain");
+        restarter = restart_server(o->zkdir);
+    }
+    for (i = 0; i < n; i++)
+        if (zkl_lock_release(h[i].lk) == ZKL_OK)
+            released++;
+    run_until(&wt_acquired, n, 900);
+    t2 = now_us();
+    event_del(hb);
+    if (restarter > 0) {
+        int st;
+
+        waitpid(restarter, &st, 0);
+    }
+    json_begin("waiters");
+    json_int("count", n);
+    json_int("sessions", ns);
+    json_num("rss_bytes_per_waiter", (double)(rss1 - rss0) / (double)n);
+    json_num("enqueue_s", (t1 - t0) / 1e6);
+    json_num("drain_s", (t2 - t1) / 1e6);
+    json_num("loop_stall_p99_ms", lat_pct(&wt_gaps, 99) / 1000.0);
+    json_num("loop_stall_max_ms", lat_pct(&wt_gaps, 100) / 1000.0);
+    json_int("acquired", wt_acquired);
+    json_int("restarted", restarter > 0);
+    json_int("failures", failures);
+    json_end();
+    for (i = 0; i < n; i++) {
+        zkl_lock_free(w[i].lk);
+        zkl_lock_free(h[i].lk);
+    }
+    for (i = 0; i < ns; i++) {
+        zkl_client_free(hc[i]);
+        zkl_client_free(wc[i]);
+    }
+    event_free(hb);
+    free(h);
+    free(w);
+    free(hc);
+    free(wc);
+    event_base_free(base);
+    lat_free(&wt_gaps);
+    return failures != 0 || wt_acquired != n;
+}

@@ -1,0 +1,99 @@
+/* zklock-bench: one scenario per run, one JSON object on one line on
+ * stdout; progress on stderr.
+ *
+ *   zklock-bench SCENARIO [-s HOSTS] [options]
+ *     raw            [--pairs N] [--inflight K]
+ *     create-latency [--n N]
+ *     serial         [--n N]
+ *     throughput     [--locks N] [--inflight K] [--seconds S]
+ *     handoff        [--waiters N] [--sessions S]
+ *     waiters        [--count N] [--sessions S] [--restart ZKDIR]
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: zklock-bench SCENARIO [-s HOSTS] [options]\n"
+            "  raw            [--pairs N] [--inflight K]\n"
+            "  create-latency [--n N]\n"
+            "  serial         [--n N]\n"
+            "  throughput     [--locks N] [--inflight K] [--seconds S]\n"
+            "  handoff        [--waiters N] [--sessions S]\n"
+            "  waiters        [--count N] [--sessions S] [--restart ZKDIR]\n");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"servers", required_argument, NULL, 's'},
+        {"pairs", required_argument, NULL, 'n'},
+        {"n", required_argument, NULL, 'n'},
+        {"count", required_argument, NULL, 'n'},
+        {"waiters", required_argument, NULL, 'n'},
+        {"locks", required_argument, NULL, 'n'},
+        {"inflight", required_argument, NULL, 'k'},
+        {"sessions", required_argument, NULL, 'S'},
+        {"seconds", required_argument, NULL, 't'},
+        {"restart", required_argument, NULL, 'r'},
+        {NULL, 0, NULL, 0}};
+    struct opts o;
+    const char *scenario;
+    int opt;
+
+    memset(&o, 0, sizeof o);
+    o.hosts = getenv("ZKLOCK_SERVERS");
+    if (argc < 2) {
+        usage();
+        return 2;
+    }
+    scenario = argv[1];
+    optind = 2;
+    while ((opt = getopt_long(argc, argv, "s:", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 's':
+            o.hosts = optarg;
+            break;
+        case 'n':
+            o.n = atol(optarg);
+            break;
+        case 'k':
+            o.inflight = atol(optarg);
+            break;
+        case 'S':
+            o.sessions = atol(optarg);
+            break;
+        case 't':
+            o.seconds = atof(optarg);
+            break;
+        case 'r':
+            o.restart = 1;
+            o.zkdir = optarg;
+            break;
+        default:
+            usage();
+            return 2;
+        }
+    }
+    if (o.hosts == NULL)
+        o.hosts = "127.0.0.1:2181";
+    if (strcmp(scenario, "raw") == 0)
+        return bench_raw(&o);
+    if (strcmp(scenario, "create-latency") == 0)
+        return bench_create_latency(&o);
+    if (strcmp(scenario, "serial") == 0)
+        return bench_serial(&o);
+    if (strcmp(scenario, "throughput") == 0)
+        return bench_throughput(&o);
+    if (strcmp(scenario, "handoff") == 0)
+        return bench_handoff(&o);
+    if (strcmp(scenario, "waiters") == 0)
+        return bench_waiters(&o);
+    usage();
+    return 2;
+}

@@ -1,0 +1,157 @@
+/* See metrics.h. */
+#include <dirent.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "metrics.h"
+
+uint64_t now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+double cpu_seconds(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+long rss_bytes(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+
+    if (f != NULL) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * sysconf(_SC_PAGESIZE);
+}
+
+/* The kernel counts what each socket received: exact, and it includes
+ * nothing but the ZooKeeper traffic of this process. */
+uint64_t tcp_bytes_in(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    uint64_t sum = 0;
+
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        int fd = atoi(e->d_name);
+        struct tcp_info ti;
+        socklen_t len = sizeof ti;
+        struct stat st;
+
+        if (e->d_name[0] == '.' || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+            continue;
+        memset(&ti, 0, sizeof ti);
+        if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+            len >= offsetof(struct tcp_info, tcpi_bytes_received) + 8)
+            sum += ti.tcpi_bytes_received;
+    }
+    if (d != NULL)
+        closedir(d);
+    return sum;
+}
+
+void lat_add(lat_t *l, uint64_t us)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 1024;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        if (l->v == NULL) {
+            perror("realloc");
+            exit(1);
+        }
+    }
+    l->v[l->n++] = us;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+double lat_pct(lat_t *l, double p)
+{
+    size_t i;
+
+    if (l->n == 0)
+        return 0;
+    qsort(l->v, l->n, sizeof *l->v, cmp_u64);
+    i = (size_t)(p / 100.0 * (double)(l->n - 1) + 0.5);
+    return (double)l->v[i < l->n ? i : l->n - 1];
+}
+
+void lat_free(lat_t *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static int json_first;
+
+void json_begin(const char *scenario)
+{
+    json_first = 1;
+    printf("{");
+    json_str("scenario", scenario);
+}
+
+static void json_key(const char *key)
+{
+    printf("%s\"%s\":", json_first ? "" : ",", key);
+    json_first = 0;
+}
+
+void json_num(const char *key, double v)
+{
+    json_key(key);
+    printf("%.6g", v);
+}
+
+void json_int(const char *key, long long v)
+{
+    json_key(key);
+    printf("%lld", v);
+}
+
+void json_str(const char *key, const char *v)
+{
+    json_key(key);
+    printf("\"%s\"", v);
+}
+
+void json_end(void)
+{
+    printf("}\n");
+    fflush(stdout);
+}
+
+void note(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}

@@ -1,0 +1,33 @@
+/* Measurement helpers for zklock-bench: clocks, latency percentiles,
+ * process resources, and the one-line JSON result. */
+#ifndef ZKL_BENCH_METRICS_H
+#define ZKL_BENCH_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+uint64_t now_us(void);
+double cpu_seconds(void);        /* user + system of this process */
+long rss_bytes(void);            /* resident set size */
+uint64_t tcp_bytes_in(void);     /* bytes received on all TCP sockets */
+
+/* A growable sample of microsecond latencies. */
+typedef struct lat {
+    uint64_t *v;
+    size_t n, cap;
+} lat_t;
+void lat_add(lat_t *l, uint64_t us);
+double lat_pct(lat_t *l, double p); /* sorts in place; 0 if empty */
+void lat_free(lat_t *l);
+
+/* One JSON object on one line on stdout: json_begin, fields, json_end. */
+void json_begin(const char *scenario);
+void json_num(const char *key, double v);
+void json_int(const char *key, long long v);
+void json_str(const char *key, const char *v);
+void json_end(void);
+
+/* Progress and explanations go to stderr. */
+void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
