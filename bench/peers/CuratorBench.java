@@ -1,0 +1,155 @@
+// Curator InterProcessMutex on the benchmark's scenarios, for
+// bench/compare. One JSON line per run on stdout, the same keys as
+// zklock-bench. Threads: as many as suit Curator (it blocks one per
+// waiting acquire).
+//
+//   java CuratorBench HOSTS serial N
+//   java CuratorBench HOSTS throughput LOCKS THREADS SECONDS
+//   java CuratorBench HOSTS handoff WAITERS
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.RetryNTimes;
+
+public class CuratorBench {
+    static String base = "/curator-bench/" + ProcessHandle.current().pid();
+
+    static CuratorFramework client(String hosts) throws Exception {
+        CuratorFramework cf = CuratorFrameworkFactory.newClient(
+            hosts, 30000, 15000, new RetryNTimes(3, 200));
+        cf.start();
+        cf.blockUntilConnected(20, TimeUnit.SECONDS);
+        return cf;
+    }
+
+    static double pct(long[] v, int n, double p) {
+        if (n == 0) return 0;
+        long[] c = Arrays.copyOf(v, n);
+        Arrays.sort(c);
+        int i = (int) Math.round(p / 100.0 * (n - 1));
+        return c[Math.min(i, n - 1)] / 1000.0; // ns -> us
+    }
+
+    static double cpu() {
+        com.sun.management.OperatingSystemMXBean os =
+            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        return os.getProcessCpuTime() / 1e9;
+    }
+
+    public static void main(String[] a) throws Exception {
+        String hosts = a[0], sc = a[1];
+        CuratorFramework cf = client(hosts);
+        if (sc.equals("serial")) {
+            int n = Integer.parseInt(a[2]);
+            InterProcessMutex m = new InterProcessMutex(cf, base + "/serial");
+            m.acquire(); m.release(); // path exists, as in service
+            long[] lat = new long[n];
+            long t0 = System.nanoTime();
+            for (int i = 0; i < n; i++) {
+                long s = System.nanoTime();
+                m.acquire();
+                lat[i] = System.nanoTime() - s;
+                m.release();
+            }
+            double secs = (System.nanoTime() - t0) / 1e9;
+            System.out.printf("{\"scenario\":\"serial\",\"peer\":\"curator\",\"n\":%d,"
+                + "\"acquire_p50_us\":%.1f,\"acquire_p99_us\":%.1f,\"cycles_per_s\":%.1f}%n",
+                n, pct(lat, n, 50), pct(lat, n, 99), n / secs);
+        } else if (sc.equals("throughput")) {
+            int locks = Integer.parseInt(a[2]), threads = Integer.parseInt(a[3]);
+            double seconds = Double.parseDouble(a[4]);
+            AtomicLong cycles = new AtomicLong();
+            long[][] lat = new long[threads][];
+            int[] nlat = new int[threads];
+            volatile_flag.set(false);
+            List<Thread> ts = new ArrayList<>();
+            CountDownLatch warm = new CountDownLatch(1);
+            for (int t = 0; t < threads; t++) {
+                final int id = t;
+                lat[t] = new long[4_000_000 / threads];
+                Thread th = new Thread(() -> {
+                    try {
+                        List<InterProcessMutex> mine = new ArrayList<>();
+                        for (int i = id; i < locks; i += threads)
+                            mine.add(new InterProcessMutex(cf, base + "/tp-" + i));
+                        int k = 0;
+                        while (!volatile_flag.get()) {
+                            InterProcessMutex m = mine.get(k++ % mine.size());
+                            long s = System.nanoTime();
+                            m.acquire();
+                            long d = System.nanoTime() - s;
+                            m.release();
+                            if (measuring.get()) {
+                                cycles.incrementAndGet();
+                                if (nlat[id] < lat[id].length) lat[id][nlat[id]++] = d;
+                            }
+                        }
+                    } catch (Exception e) { e.printStackTrace(); }
+                });
+                ts.add(th);
+                th.start();
+            }
+            Thread.sleep(1000); // warm-up
+            double c0 = cpu();
+            measuring.set(true);
+            long t0 = System.nanoTime();
+            Thread.sleep((long) (seconds * 1000));
+            measuring.set(false);
+            double secs = (System.nanoTime() - t0) / 1e9, c1 = cpu();
+            volatile_flag.set(true);
+            for (Thread th : ts) th.join();
+            int tot = 0;
+            for (int t = 0; t < threads; t++) tot += nlat[t];
+            long[] all = new long[tot];
+            int o = 0;
+            for (int t = 0; t < threads; t++) { System.arraycopy(lat[t], 0, all, o, nlat[t]); o += nlat[t]; }
+            long n = cycles.get();
+            System.out.printf("{\"scenario\":\"throughput\",\"peer\":\"curator\",\"locks\":%d,\"threads\":%d,"
+                + "\"cycles_per_s\":%.1f,\"acquire_p50_us\":%.1f,\"acquire_p99_us\":%.1f,"
+                + "\"cpu_s_per_1k_cycles\":%.5f}%n",
+                locks, threads, n / secs, pct(all, tot, 50), pct(all, tot, 99),
+                n > 0 ? (c1 - c0) * 1000.0 / n : 0);
+        } else if (sc.equals("handoff")) {
+            int n = Integer.parseInt(a[2]);
+            String path = base + "/handoff";
+            InterProcessMutex holder = new InterProcessMutex(cf, path);
+            holder.acquire();
+            CountDownLatch done = new CountDownLatch(n);
+            List<Thread> ts = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                Thread th = new Thread(() -> {
+                    try {
+                        InterProcessMutex m = new InterProcessMutex(cf, path);
+                        m.acquire();
+                        m.release();
+                        done.countDown();
+                    } catch (Exception e) { e.printStackTrace(); }
+                }, "w");
+                th.setDaemon(true);
+                ts.add(th);
+                th.start();
+            }
+            long t0q = System.nanoTime();
+            while (cf.getChildren().forPath(path).size() < n + 1) Thread.sleep(20);
+            double enq = (System.nanoTime() - t0q) / 1e9;
+            long t0 = System.nanoTime();
+            holder.release();
+            done.await();
+            double secs = (System.nanoTime() - t0) / 1e9;
+            System.out.printf("{\"scenario\":\"handoff\",\"peer\":\"curator\",\"waiters\":%d,"
+                + "\"handoffs_per_s\":%.1f,\"enqueue_s\":%.2f}%n", n, n / secs, enq);
+        }
+        cf.close();
+        System.exit(0);
+    }
+
+    static final java.util.concurrent.atomic.AtomicBoolean volatile_flag = new java.util.concurrent.atomic.AtomicBoolean();
+    static final java.util.concurrent.atomic.AtomicBoolean measuring = new java.util.concurrent.atomic.AtomicBoolean();
+}

@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+# Reads bench/compare's results.jsonl; prints the table of figures and the
+# goal ratios of issue 3; draws chart.png with gnuplot.
+#   report.py RESULTS.jsonl OUTDIR NOTE
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+res, outdir, note = sys.argv[1], sys.argv[2], sys.argv[3]
+rows = [json.loads(l) for l in open(res) if l.strip()]
+
+
+def pick(peer, scenario, **match):
+    for r in rows:
+        if r.get("peer") == peer and r["scenario"] == scenario and \
+                all(r.get(k) == v for k, v in match.items()):
+            return r
+    return None
+
+
+def best(peer, scenario, key):
+    rs = [r for r in rows if r.get("peer") == peer and r["scenario"] == scenario]
+    return max(rs, key=lambda r: r.get(key, 0)) if rs else None
+
+
+def f(v, unit=""):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        v = ("%.0f" % v) if abs(v) >= 100 else ("%.3g" % v)
+    return "%s%s" % (v, unit)
+
+
+def g(r, k):
+    return None if r is None else r.get(k)
+
+
+cpu = "?"
+try:
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+except OSError:
+    pass
+print("zklock benchmark, %s, %s, %d cores (%s), server %s" % (
+    time.strftime("%Y-%m-%d"), platform.node(), os.cpu_count(), cpu, note))
+print()
+raw = pick("raw", "raw")
+cl = pick("raw", "create-latency")
+print("server ceiling: %s create+delete pairs/s (1,000 in flight, one session); "
+      "create p50 %s us, p99 %s us" % (f(g(raw, "pairs_per_s")), f(g(cl, "p50_us")),
+                                       f(g(cl, "p99_us"))))
+print()
+print("%-34s %12s %12s %12s" % ("", "zklock", "Curator", "Kazoo"))
+
+
+def line(label, key, scen, **m):
+    vals = []
+    for p in ("zklock", "curator", "kazoo"):
+        vals.append(f(g(pick(p, scen, **m), key)))
+    print("%-34s %12s %12s %12s" % (label, *vals))
+
+
+line("serial acquire p50 (us)", "acquire_p50_us", "serial")
+line("serial acquire p99 (us)", "acquire_p99_us", "serial")
+line("serial cycles/s", "cycles_per_s", "serial")
+zt = best("zklock", "throughput", "cycles_per_s")
+ct = best("curator", "throughput", "cycles_per_s")
+kt = best("kazoo", "throughput", "cycles_per_s")
+print("%-34s %12s %12s %12s" % ("throughput, best cycles/s", f(g(zt, "cycles_per_s")),
+                                 f(g(ct, "cycles_per_s")), f(g(kt, "cycles_per_s"))))
+print("%-34s %12s %12s %12s" % ("  at (in flight / threads)", f(g(zt, "inflight")),
+                                 f(g(ct, "threads")), f(g(kt, "threads"))))
+print("%-34s %12s %12s %12s" % ("  acquire p50 / p99 (us)",
+                                 "%s/%s" % (f(g(zt, "acquire_p50_us")), f(g(zt, "acquire_p99_us"))),
+                                 "%s/%s" % (f(g(ct, "acquire_p50_us")), f(g(ct, "acquire_p99_us"))),
+                                 "%s/%s" % (f(g(kt, "acquire_p50_us")), f(g(kt, "acquire_p99_us")))))
+print("%-34s %12s %12s %12s" % ("  client CPU s per 1k cycles", f(g(zt, "cpu_s_per_1k_cycles")),
+                                 f(g(ct, "cpu_s_per_1k_cycles")), f(g(kt, "cpu_s_per_1k_cycles"))))
+for w in sorted({r["waiters"] for r in rows if r["scenario"] == "handoff"}):
+    line("handoffs/s, %d waiters" % w, "handoffs_per_s", "handoff", waiters=w)
+for w in sorted({r["waiters"] for r in rows if r["scenario"] == "handoff" and r["peer"] == "zklock"}):
+    r = pick("zklock", "handoff", waiters=w)
+    print("%-34s %12s %12s" % ("  zklock bytes in / wake-ups, %d" % w,
+                               f(g(r, "bytes_in_per_handoff")), f(g(r, "wakeups_per_release"))))
+for r in rows:
+    if r["scenario"] == "waiters":
+        print("waiters %d over %d sessions%s: %s B/waiter, enqueue %s s, drain %s s, "
+              "loop stall p99 %s ms (max %s), acquired %d" % (
+                  r["count"], r["sessions"], " + server restart" if r.get("restarted") else "",
+                  f(r["rss_bytes_per_waiter"]), f(r["enqueue_s"]), f(r["drain_s"]),
+                  f(r["loop_stall_p99_ms"]), f(r["loop_stall_max_ms"]), r["acquired"]))
+print()
+print("Peers: Curator 5.4 InterProcessMutex and Kazoo 2.8 Lock block one thread per")
+print("acquire: throughput with 1/8/32 (Curator) and 1/8 (Kazoo) threads, best shown;")
+print("handoff with one thread per waiter. zklock: one thread, K attempts in flight.")
+print()
+
+
+def ratio(a, b):
+    return None if a in (None, 0) or b in (None, 0) else a / b
+
+
+goals = []
+zs = pick("zklock", "serial")
+r1 = ratio(g(zs, "acquire_p50_us"), g(cl, "p50_us"))
+goals.append(("1 serial acquire p50 / create p50", r1, "<= 1.15", r1 is not None and r1 <= 1.15))
+r2a = ratio(g(zt, "cycles_per_s"), g(raw, "pairs_per_s"))
+goals.append(("2 throughput / raw pairs", r2a, ">= 0.85", r2a is not None and r2a >= 0.85))
+c8 = pick("curator", "throughput", threads=8)
+ct_best = g(ct, "cycles_per_s")
+r2b = ratio(g(zt, "cycles_per_s"), ct_best)
+goals.append(("2 throughput / Curator best", r2b, ">= 3", r2b is not None and r2b >= 3))
+h1k = ratio(g(pick("zklock", "handoff", waiters=1000), "handoffs_per_s"),
+            g(pick("curator", "handoff", waiters=1000), "handoffs_per_s"))
+goals.append(("3 handoffs/s at 1k / Curator", h1k, ">= 5", h1k is not None and h1k >= 5))
+zh = sorted([r for r in rows if r["scenario"] == "handoff" and r["peer"] == "zklock"],
+            key=lambda r: r["waiters"])
+if len(zh) >= 2:
+    rr = ratio(zh[-1]["handoffs_per_s"], zh[0]["handoffs_per_s"])
+    goals.append(("3 handoffs/s at %d / at %d" % (zh[-1]["waiters"], zh[0]["waiters"]), rr,
+                  ">= 0.8", rr is not None and rr >= 0.8))
+    rb = ratio(zh[-1]["bytes_in_per_handoff"], zh[0]["bytes_in_per_handoff"])
+    goals.append(("3 bytes/handoff at %d / at %d" % (zh[-1]["waiters"], zh[0]["waiters"]), rb,
+                  "flat (<= 1.5)", rb is not None and rb <= 1.5))
+    wk = max(r["wakeups_per_release"] for r in zh)
+    goals.append(("3 wake-ups per release (worst)", wk, "== 1", abs(wk - 1) < 0.01))
+wt = [r for r in rows if r["scenario"] == "waiters"]
+if wt:
+    w = max(wt, key=lambda r: r["rss_bytes_per_waiter"])
+    goals.append(("4 rss bytes per waiter (worst)", w["rss_bytes_per_waiter"], "<= 512",
+                  w["rss_bytes_per_waiter"] <= 512))
+    s = max(r["loop_stall_p99_ms"] for r in wt)
+    goals.append(("4 loop stall p99 ms (worst)", s, "< 5", s < 5))
+    ok = all(r["acquired"] == r["count"] for r in wt)
+    goals.append(("4 every waiter acquired once, restart incl.", 1.0 if ok else 0.0, "== 1", ok))
+rc = ratio(g(zt, "cpu_s_per_1k_cycles"), g(c8 or ct, "cpu_s_per_1k_cycles"))
+goals.append(("5 CPU per 1k cycles / Curator", rc, "<= 0.333", rc is not None and rc <= 1 / 3))
+print("%-44s %10s %14s  %s" % ("goal", "measured", "target", "met"))
+for name, v, target, met in goals:
+    print("%-44s %10s %14s  %s" % (name, f(v) if v is not None else "-", target,
+                                    "yes" if met else "NO"))
+
+# Chart: handoff rate against queue depth; throughput against in-flight
+# attempts (zklock) or threads (peers).
+dat = os.path.join(outdir, "chart.dat")
+with open(dat, "w") as d:
+    for peer in ("zklock", "curator", "kazoo"):
+        d.write("# %s handoff\n" % peer)
+        for r in sorted([r for r in rows if r["peer"] == peer and r["scenario"] == "handoff"],
+                        key=lambda r: r["waiters"]):
+            d.write("%d %f\n" % (r["waiters"], r["handoffs_per_s"]))
+        d.write("\n\n")
+    for peer in ("zklock", "curator", "kazoo"):
+        d.write("# %s throughput\n" % peer)
+        for r in sorted([r for r in rows if r["peer"] == peer and r["scenario"] == "throughput"],
+                        key=lambda r: r.get("inflight", r.get("threads", 0))):
+            d.write("%d %f\n" % (r.get("inflight", r.get("threads", 0)), r["cycles_per_s"]))
+        d.write("\n\n")
+png = os.path.join(outdir, "chart.png")
+gp = """set terminal pngcairo size 1100,450
+set output '%s'
+set multiplot layout 1,2
+set logscale x
+set grid
+set key top right
+set title 'Handoff rate vs queue depth (one lock)'
+set xlabel 'waiters queued'
+set ylabel 'handoffs / s'
+plot '%s' index 0 with linespoints lw 2 title 'zklock (1 thread)', \\
+     '' index 1 with linespoints lw 2 title 'Curator (thread per waiter)', \\
+     '' index 2 with linespoints lw 2 title 'Kazoo (thread per waiter)'
+set title 'Lock cycles/s vs concurrency (1,000 locks)'
+set xlabel 'attempts in flight (zklock) / threads (peers)'
+set ylabel 'acquire+release cycles / s'
+set key bottom right
+plot '%s' index 3 with linespoints lw 2 title 'zklock (1 thread)', \\
+     '' index 4 with linespoints lw 2 title 'Curator', \\
+     '' index 5 with linespoints lw 2 title 'Kazoo', \\
+     %f with lines dt 2 lc rgb 'black' title 'raw server ceiling'
+unset multiplot
+""" % (png, dat, dat, g(raw, "pairs_per_s") or 0)
+try:
+    subprocess.run(["gnuplot"], input=gp.encode(), check=True)
+    print("\nchart: %s" % png)
+except (OSError, subprocess.CalledProcessError) as e:
+    print("\nchart not drawn: %s" % e)
