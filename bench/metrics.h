@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 uint64_t now_us(void);
+uint64_t thread_cpu_us(void);   /* CPU time of the calling thread */
 double cpu_seconds(void);        /* user + system of this process */
 long rss_bytes(void);            /* resident set size */
 uint64_t tcp_bytes_in(void);     /* bytes received on all TCP sockets */

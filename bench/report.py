@@ -89,11 +89,14 @@ for w in sorted({r["waiters"] for r in rows if r["scenario"] == "handoff" and r[
                                f(g(r, "bytes_in_per_handoff")), f(g(r, "wakeups_per_release"))))
 for r in rows:
     if r["scenario"] == "waiters":
-        print("waiters %d over %d sessions%s: %s B/waiter, enqueue %s s, drain %s s, "
-              "loop stall p99 %s ms (max %s), acquired %d" % (
+        print("waiters %d over %d sessions%s: %s B/waiter, enqueue %s s, drain %s s,\n"
+              "  loop busy between turns p99 %s ms (max %s); wall gap p99 %s ms (max %s); "
+              "acquired %d" % (
                   r["count"], r["sessions"], " + server restart" if r.get("restarted") else "",
                   f(r["rss_bytes_per_waiter"]), f(r["enqueue_s"]), f(r["drain_s"]),
-                  f(r["loop_stall_p99_ms"]), f(r["loop_stall_max_ms"]), r["acquired"]))
+                  f(r["loop_stall_p99_ms"]), f(r["loop_stall_max_ms"]),
+                  f(r.get("loop_wall_gap_p99_ms")), f(r.get("loop_wall_gap_max_ms")),
+                  r["acquired"]))
 print()
 print("Peers: Curator 5.4 InterProcessMutex and Kazoo 2.8 Lock block one thread per")
 print("acquire: throughput with 1/8/32 (Curator) and 1/8 (Kazoo) threads, best shown;")

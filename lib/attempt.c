@@ -342,12 +342,26 @@ static void att_step(zkl__att_t *a)
     }
 }
 
+/* The user saw ZKL_LOCK_ACQUIRED: if still held, watch our node now. */
+void zkl__att_after_callback(zkl__att_t *a)
+{
+    if (!(a->flags & ZKL__F_WATCH_OWN))
+        return;
+    a->flags &= (uint8_t)~ZKL__F_WATCH_OWN;
+    if (a->goal == ZKL__GOAL_HOLD && a->next_op == ZKL__NEXT_NOTHING)
+        zkl__att_schedule(a, ZKL__NEXT_CONFIRM);
+}
+
 void zkl__run_ready(zkl_client_t *c)
 {
+    unsigned n = 0;
+
     if (c->stepping)
         return;
     c->stepping = 1;
     while (c->ready != NULL) {
+        if ((++n & 63) == 0 && zkl__over_budget(c))
+            break; /* the rest next pass */
         zkl__att_t *a = c->ready;
 
         c->ready = a->ready_next;
@@ -487,14 +501,20 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
     }
     pred = a->lk->recipe->blocker(sv, me);
     if (pred == NULL) {
-        /* Granted. The own-node watch reports a deletion by someone else
-         * and, for an adopted node, supplies the czxid first. */
+        /* Granted. The watch on our own node, which reports a deletion by
+         * someone else, is armed once the callbacks have run and only if
+         * the lock is still held then: a holder that releases at once
+         * costs no request and no notification. An adopted node needs
+         * its czxid first, so it confirms before the grant. */
         if (a->czxid != 0) {
             a->goal = ZKL__GOAL_HOLD;
+            a->flags |= ZKL__F_WATCH_OWN;
             zkl__heap_remove(a->c, a);
             zkl__queue_event(a->c, a->lk, ZKL_LOCK_ACQUIRED, ZKL_OK);
+            after_reply(a, ZKL__NEXT_NOTHING);
+        } else {
+            after_reply(a, ZKL__NEXT_CONFIRM);
         }
-        after_reply(a, ZKL__NEXT_CONFIRM);
     } else if (a->flags & ZKL__F_TRYLOCK) {
         zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ELOCKED);
     } else {

@@ -154,14 +154,24 @@ static void queue_conn_event(zkl_client_t *c, zkl_conn_event_t ev)
  * the client to be freed: teardown delivers the rest. */
 static void drain(zkl_client_t *c)
 {
+    unsigned n = 0;
+
     while (c->evq_len > 0) {
         zkl__event_t e = c->evq[c->evq_head];
 
+        if ((++n & 63) == 0 && zkl__over_budget(c) && !c->closing)
+            return; /* the rest next pass */
         c->evq_head = (c->evq_head + 1) % c->evq_cap;
         c->evq_len--;
         if (e.lk != NULL) {
+            /* Attempts are only freed by a step or a teardown, never
+             * inside a callback, so this pointer outlives the call. */
+            zkl__att_t *att = e.ev == ZKL_LOCK_ACQUIRED ? e.lk->att : NULL;
+
             e.lk->nqueued--;
             e.lk->cb(e.lk, (zkl_lock_event_t)e.ev, e.status, e.lk->arg);
+            if (att != NULL && !c->closing)
+                zkl__att_after_callback(att);
         } else if (e.ev >= CONN_EV_BASE && c->conn_cb != NULL) {
             c->conn_cb(c, (zkl_conn_event_t)(e.ev - CONN_EV_BASE),
                        c->conn_arg);
@@ -174,6 +184,11 @@ static void drain(zkl_client_t *c)
 /* ---------------------------------------------------------------- */
 /* Session                                                           */
 /* ---------------------------------------------------------------- */
+
+int zkl__over_budget(const zkl_client_t *c)
+{
+    return zkl__now_us() > c->budget_end;
+}
 
 int zkl__is_connected(zkl_client_t *c)
 {
@@ -404,6 +419,11 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
     for (guard = 0; guard < 10000; guard++) {
         uint64_t now;
 
+        if (zkl__over_budget(c)) {
+            /* Yield: arm() sees the queued work and asks for "at once". */
+            ask_interest(c, fd, events, ms);
+            break;
+        }
         zkl__run_ready(c);
         if (c->expired && !c->dead) {
             renew_session(c);
@@ -446,7 +466,8 @@ static void arm(zkl_client_t *c, int fd, int events, long ms)
         c->io_events = events;
         c->io_reset = 0;
     }
-    if (c->evq_len > 0 || c->ready != NULL || (c->expired && !c->dead))
+    if (c->evq_len > 0 || c->ready != NULL || (c->expired && !c->dead) ||
+        c->more_io)
         ms = 0;
     if ((top = zkl__heap_top(c)) != NULL) {
         long d = top->deadline > now ? (long)(top->deadline - now) : 0;
@@ -479,20 +500,29 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
         return;
     }
     c->depth++;
+    c->budget_end = zkl__now_us() + ZKL__PASS_BUDGET_US;
     if (c->zh != NULL && !c->dead && !c->freeing) {
         int rc, i;
 
-        if (from_timer) {
+        if (from_timer && c->more_io)
+            zk_events = ZOOKEEPER_READ; /* an earlier pass yielded */
+        c->more_io = 0;
+        if (zk_events == 0) {
             rc = zookeeper_process(c->zh, 0);
         } else {
-            /* One call handles at most one reply: drain them all. */
-            for (i = 0; i < 4096; i++) {
+            /* One call handles at most one reply: take all that are
+             * there, up to the pass budget. */
+            for (i = 0;; i++) {
                 rc = zookeeper_process(c->zh, zk_events);
                 if (rc != ZOK)
                     break;
                 zk_events &= ZOOKEEPER_READ;
                 if (zk_events == 0)
                     break;
+                if ((i & 15) == 15 && zkl__over_budget(c)) {
+                    c->more_io = 1;
+                    break;
+                }
             }
         }
         if (rc != ZOK && rc != ZNOTHING)
@@ -536,6 +566,7 @@ void zkl__kick(zkl_client_t *c)
     if (c->depth > 0 || c->closing)
         return; /* the running pass settles */
     c->depth++;
+    c->budget_end = zkl__now_us() + ZKL__PASS_BUDGET_US;
     settle(c, 0, &fd, &events, &ms);
     c->depth--;
     arm(c, fd, events, ms);

@@ -40,6 +40,12 @@
 
 /* ---- time ---- */
 uint64_t zkl__now_ms(void);
+uint64_t zkl__now_us(void);
+/* Work per pass is bounded so one busy client cannot stall the loop:
+ * past the budget a pass stops, re-arms for "at once", and the loop
+ * serves everything else first. */
+#define ZKL__PASS_BUDGET_US 400
+int zkl__over_budget(const zkl_client_t *c);
 
 /* ---- logging ---- */
 extern int zkl__log_max;
@@ -90,6 +96,7 @@ enum zkl__next {
 #define ZKL__F_IN_TABLE 0x04   /* in the waiter table under whash */
 #define ZKL__F_TRYLOCK 0x08    /* timeout 0 */
 #define ZKL__F_SUSPENDED 0x10  /* ZKL_LOCK_SUSPENDED reported */
+#define ZKL__F_WATCH_OWN 0x20  /* arm the own-node watch after callbacks */
 
 typedef struct zkl__att zkl__att_t;
 
@@ -174,6 +181,8 @@ struct zkl_client {
     int io_fd, io_events, io_reset;
 
     int depth;                /* nesting of on_io/on_timer */
+    uint64_t budget_end;      /* monotonic us: a pass yields after this */
+    int more_io;              /* a pass yielded with replies unread */
     int stepping;             /* inside zkl__run_ready */
     int freeing;              /* zkl_client_free() requested */
     int closing;              /* teardown under way */
@@ -226,6 +235,7 @@ void zkl__on_presumed_expiry(zkl_client_t *c);
 void zkl__on_session_gone(zkl_client_t *c, int status);
 void zkl__on_deadlines(zkl_client_t *c, uint64_t now);
 void zkl__att_free(zkl__att_t *a);
+void zkl__att_after_callback(zkl__att_t *a);
 int zkl__from_zk(int rc);
 void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
                   void *ctx);

@@ -9,12 +9,17 @@
 
 #include "internal.h"
 
-uint64_t zkl__now_ms(void)
+uint64_t zkl__now_us(void)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t zkl__now_ms(void)
+{
+    return zkl__now_us() / 1000u;
 }
 
 /* Decodes one UTF-8 sequence; returns its length or 0 if invalid. */

@@ -62,9 +62,23 @@ TEST(acquire_release_basic)
          * its own node, fired by its own delete. */
         ASSERT_EQ(st.watch_events, 1);
     }
-    /* The handle is reusable. */
+    /* The handle is reusable. Released inside its ACQUIRED callback, a
+     * hold costs no watch on its own node: create, list, delete, and no
+     * notification at all. */
+    {
+        zkl_stats_t s0, s1;
+
+        ASSERT_RC(zkl_client_stats(c, &s0, sizeof s0), ZKL_OK);
+        a.release_on_acquire = 1;
+        ASSERT_RC(zkl_lock_acquire(a.lk, 1000), ZKL_OK);
+        ASSERT(WAIT_FOR(a.released == 2, 5000));
+        ASSERT_RC(zkl_client_stats(c, &s1, sizeof s1), ZKL_OK);
+        ASSERT_EQ(s1.requests - s0.requests, 3);
+        ASSERT_EQ(s1.watch_events - s0.watch_events, 0);
+        a.release_on_acquire = 0;
+    }
     ASSERT_RC(zkl_lock_acquire(a.lk, 1000), ZKL_OK);
-    ASSERT(WAIT_FOR(a.acquired == 2, 5000));
+    ASSERT(WAIT_FOR(a.acquired == 3, 5000));
     zkl_lock_free(a.lk); /* releases in the background */
     ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
     ASSERT_EQ(zkl_client_pending(c), 0);
