@@ -27,6 +27,7 @@ static void own_watch_done(int rc, const char *value, int len,
 static void delete_done(int rc, const void *data);
 static void ignore_string_done(int rc, const char *value, const void *data);
 static void ignore_void_done(int rc, const void *data);
+static void hand_on(zkl_client_t *c, const char *path, int lowest);
 
 #define ATT(data) ((zkl__att_t *)(uintptr_t)(data))
 
@@ -66,6 +67,7 @@ zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
     a->c = c;
     a->lk = lk;
     a->heap_idx = UINT32_MAX;
+    a->pred_seq = UINT32_MAX;
     a->dirlen = (uint16_t)dirlen;
     memcpy(a->path, lk->path, dirlen);
     a->path[dirlen] = '/';
@@ -155,7 +157,10 @@ void zkl__att_release(zkl__att_t *a)
 {
     a->lk->releasing = 1;
     a->result = ZKL_OK;
-    zkl__wtab_remove(a->c, a);
+    /* Stays filed under its own path: when the deletion is seen, the
+     * waiter queued right behind it is known to hold the lock. */
+    a->flags |= ZKL__F_WAS_HELD;
+    a->flags &= (uint8_t)~ZKL__F_WATCH_OWN;
     a->goal = ZKL__GOAL_DELETE;
     zkl__att_schedule(a, delete_step_for(a));
 }
@@ -451,6 +456,19 @@ static void delete_ghost(zkl__att_t *a, const char *name)
     a->c->stats.requests++;
 }
 
+/* This attempt holds the lock now. It is filed under its own path so
+ * that the deletion of its node, however learnt, hands the lock on
+ * locally (see hand_on). */
+static void grant(zkl__att_t *a)
+{
+    a->goal = ZKL__GOAL_HOLD;
+    a->flags |= ZKL__F_WATCH_OWN;
+    a->pred_seq = UINT32_MAX;
+    zkl__heap_remove(a->c, a);
+    zkl__wtab_add(a->c, a, zkl__hash(a->path));
+    zkl__queue_event(a->c, a->lk, ZKL_LOCK_ACQUIRED, ZKL_OK);
+}
+
 /* Where this attempt stands, given the children: find our node (by name,
  * or by uuid after a lost create reply), drop duplicates, then let the
  * recipe say what blocks us. */
@@ -507,10 +525,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
          * costs no request and no notification. An adopted node needs
          * its czxid first, so it confirms before the grant. */
         if (a->czxid != 0) {
-            a->goal = ZKL__GOAL_HOLD;
-            a->flags |= ZKL__F_WATCH_OWN;
-            zkl__heap_remove(a->c, a);
-            zkl__queue_event(a->c, a->lk, ZKL_LOCK_ACQUIRED, ZKL_OK);
+            grant(a);
             after_reply(a, ZKL__NEXT_NOTHING);
         } else {
             after_reply(a, ZKL__NEXT_CONFIRM);
@@ -518,6 +533,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
     } else if (a->flags & ZKL__F_TRYLOCK) {
         zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ELOCKED);
     } else {
+        a->pred_seq = zkl__seq_of(pred);
         watch_pred(a, pred);
         after_reply(a, ZKL__NEXT_NOTHING);
     }
@@ -621,9 +637,8 @@ static void own_watch_done(int rc, const char *value, int len,
         if (a->goal == ZKL__GOAL_ACQUIRE) {
             /* An adopted node: the grant waited for its czxid. */
             a->czxid = st->czxid;
-            a->goal = ZKL__GOAL_HOLD;
-            zkl__heap_remove(c, a);
-            zkl__queue_event(c, a->lk, ZKL_LOCK_ACQUIRED, ZKL_OK);
+            grant(a);
+            a->flags &= (uint8_t)~ZKL__F_WATCH_OWN; /* watched already */
         } else if (a->flags & ZKL__F_SUSPENDED) {
             a->flags &= (uint8_t)~ZKL__F_SUSPENDED;
             zkl__queue_event(c, a->lk, ZKL_LOCK_RESTORED, ZKL_OK);
@@ -659,6 +674,8 @@ static void delete_done(int rc, const void *data)
     if (a->c->closing)
         return;
     if (rc == ZOK || rc == ZNONODE) {
+        if (a->flags & ZKL__F_WAS_HELD)
+            hand_on(a->c, a->path, 1);
         a->node = ZKL__NODE_NONE;
     } else if (connloss_rc(rc)) {
         after_reply(a, ZKL__NEXT_DELETE);
@@ -689,24 +706,67 @@ static void ignore_void_done(int rc, const void *data)
     (void)data;
 }
 
-/* A watch fired on path: wake everyone filed under it. */
-void zkl__on_watch(zkl_client_t *c, int type, const char *path)
+/* Does w wait on exactly the node at path? Same lock path, and the
+ * sequence number it recorded when it chose that node. */
+static int waits_on(const zkl__att_t *w, const char *path)
 {
-    zkl__att_t *a = zkl__wtab_take(c, zkl__hash(path)), *nx;
+    const char *name = path + w->dirlen + 1;
 
-    for (; a != NULL; a = nx) {
+    return w->pred_seq != UINT32_MAX && strlen(path) > (size_t)w->dirlen + 1 &&
+           memcmp(path, w->path, (size_t)w->dirlen + 1) == 0 &&
+           strchr(name, '/') == NULL && zkl__seq_of(name) == w->pred_seq;
+}
+
+/* The node at path is gone: wake everyone filed under it. When it was
+ * the node of a local holder (lowest = 1, or found among them), it was
+ * the lowest node, and no node can ever appear below it (sequence
+ * numbers only grow): the one waiter queued right behind it now holds
+ * the lock, without listing the children again. */
+static void hand_on(zkl_client_t *c, const char *path, int lowest)
+{
+    zkl__att_t *list = zkl__wtab_take(c, zkl__hash(path)), *a, *nx;
+    int handed = 0;
+
+    for (a = list; a != NULL && !lowest; a = a->wnext)
+        if ((a->goal == ZKL__GOAL_HOLD || (a->flags & ZKL__F_WAS_HELD)) &&
+            a->node == ZKL__NODE_KNOWN && strcmp(a->path, path) == 0)
+            lowest = 1;
+    for (a = list; a != NULL; a = nx) {
         nx = a->wnext;
         a->wnext = NULL;
         if (a->goal == ZKL__GOAL_ACQUIRE) {
-            zkl__att_schedule(a, ZKL__NEXT_LIST);
-        } else if (a->goal == ZKL__GOAL_HOLD) {
-            if (type == ZOO_DELETED_EVENT && strcmp(path, a->path) == 0) {
-                a->node = ZKL__NODE_NONE;
-                att_fail(a, ZKL_ENODEGONE);
+            if (lowest && !handed && a->czxid != 0 && a->inflight == 0 &&
+                waits_on(a, path)) {
+                handed = 1;
+                grant(a);
             } else {
-                zkl__att_schedule(a, ZKL__NEXT_CONFIRM);
+                zkl__att_schedule(a, ZKL__NEXT_LIST);
             }
+        } else if (a->goal == ZKL__GOAL_HOLD && strcmp(path, a->path) == 0) {
+            a->node = ZKL__NODE_NONE; /* deleted by someone else */
+            att_fail(a, ZKL_ENODEGONE);
+        } else if (a->goal == ZKL__GOAL_HOLD) {
+            zkl__wtab_add(c, a, zkl__hash(a->path)); /* a collision */
         }
+    }
+}
+
+void zkl__on_watch(zkl_client_t *c, int type, const char *path)
+{
+    zkl__att_t *a, *nx;
+
+    if (type == ZOO_DELETED_EVENT) {
+        hand_on(c, path, 0);
+        return;
+    }
+    /* Changed (data set on a node) or the watch removed: look again. */
+    for (a = zkl__wtab_take(c, zkl__hash(path)); a != NULL; a = nx) {
+        nx = a->wnext;
+        a->wnext = NULL;
+        if (a->goal == ZKL__GOAL_ACQUIRE)
+            zkl__att_schedule(a, ZKL__NEXT_LIST);
+        else if (a->goal == ZKL__GOAL_HOLD)
+            zkl__att_schedule(a, ZKL__NEXT_CONFIRM);
     }
 }
 

@@ -66,6 +66,8 @@ const char *zkl__sort_key(const char *name);
 /* Total order used everywhere a queue is ordered (key, then name). */
 int zkl__name_cmp(const char *a, const char *b);
 uint64_t zkl__hash(const char *s);
+/* The sequence number a name sorts by, or UINT32_MAX if it has none. */
+uint32_t zkl__seq_of(const char *name);
 
 /* ---- the attempt machine ---- */
 
@@ -97,6 +99,7 @@ enum zkl__next {
 #define ZKL__F_TRYLOCK 0x08    /* timeout 0 */
 #define ZKL__F_SUSPENDED 0x10  /* ZKL_LOCK_SUSPENDED reported */
 #define ZKL__F_WATCH_OWN 0x20  /* arm the own-node watch after callbacks */
+#define ZKL__F_WAS_HELD 0x40   /* deleting a node that held the lock */
 
 typedef struct zkl__att zkl__att_t;
 
@@ -117,6 +120,8 @@ struct zkl__att {
     int64_t czxid;            /* fencing token once known, else 0 */
     int result;               /* RELEASED status once the node is gone */
     uint32_t heap_idx;        /* in c->heap, or UINT32_MAX */
+    uint32_t pred_seq;        /* sequence of the node waited on, or
+                                 UINT32_MAX when it has none */
     uint8_t goal, node, next_op, flags;
     uint8_t inflight;         /* requests carrying this attempt */
     uint8_t parent_rounds;    /* ZNONODE retries, bounded */

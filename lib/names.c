@@ -148,6 +148,22 @@ const char *zkl__sort_key(const char *name)
     return last != NULL ? last + 5 : name;
 }
 
+uint32_t zkl__seq_of(const char *name)
+{
+    const char *k = zkl__sort_key(name);
+    uint32_t v = 0;
+    int i;
+
+    if (k == name)
+        return UINT32_MAX;
+    for (i = 0; i < ZKL__SEQ_LEN; i++) {
+        if (k[i] < '0' || k[i] > '9')
+            return UINT32_MAX;
+        v = v * 10 + (uint32_t)(k[i] - '0');
+    }
+    return k[i] == '\0' && v != UINT32_MAX ? v : UINT32_MAX;
+}
+
 int zkl__name_cmp(const char *a, const char *b)
 {
     int r = strcmp(zkl__sort_key(a), zkl__sort_key(b));

@@ -779,3 +779,46 @@ TEST(chroot)
     zkl_lock_free(keep.lk);
     zkl_client_free(plain);
 }
+
+TEST(local_handoff_without_relisting)
+{
+    /* A holds, B waits right behind it, both in one client. A's release
+     * tells the client A's node (the lowest) is gone, so B holds the
+     * lock without listing the children again. */
+    zkl_client_t *c = t_client(t_hosts(), 4000, NULL);
+    zkl_client_t *other = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t a, b, x;
+    zkl_stats_t s0, s1;
+
+    t_lock_init(&a, c, p);
+    t_lock_init(&b, c, p);
+    t_lock_init(&x, other, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(zkl_lock_state(b.lk) == ZKL_STATE_QUEUED, 5000));
+    /* Another session queues behind B: it must not jump ahead. */
+    ASSERT_RC(zkl_lock_acquire(x.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(zkl_lock_state(x.lk) == ZKL_STATE_QUEUED, 5000));
+    t_run_for(100); /* A's own-node watch is armed by now */
+    ASSERT_RC(zkl_client_stats(c, &s0, sizeof s0), ZKL_OK);
+    b.release_on_acquire = 0;
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&b.acquired, 5000));
+    ASSERT(t_run_until(&a.released, 5000));
+    t_run_for(100);
+    ASSERT_RC(zkl_client_stats(c, &s1, sizeof s1), ZKL_OK);
+    /* A's delete and B's own-node watch: no listing. */
+    ASSERT_EQ(s1.requests - s0.requests, 2);
+    ASSERT_EQ(x.acquired, 0);
+    ASSERT_EQ(t_zk_count(p), 2);
+    ASSERT_RC(zkl_lock_release(b.lk), ZKL_OK);
+    ASSERT(t_run_until(&x.acquired, 5000)); /* across sessions: listed */
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+    zkl_lock_free(x.lk);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_client_free(c);
+    zkl_client_free(other);
+}
