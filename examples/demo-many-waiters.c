@@ -12,11 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
+#include "metrics.h" /* bench/metrics.c: clocks, resident memory */
 #include "zklock.h"
 #include "zklock_libevent.h"
 
@@ -30,23 +30,7 @@ static int connected;
 
 static double now_s(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static long rss_bytes(void)
-{
-    long pages = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-
-    if (f != NULL) {
-        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-            resident = 0;
-        fclose(f);
-    }
-    return resident * sysconf(_SC_PAGESIZE);
+    return (double)now_us() / 1e6;
 }
 
 static void conn_cb(zkl_client_t *c, zkl_conn_event_t ev, void *arg)

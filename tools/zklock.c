@@ -74,6 +74,16 @@ static const char *default_hosts(const char *opt)
     return "127.0.0.1:2181";
 }
 
+static int path_ok(const char *path)
+{
+    int rc = zkl_path_validate(path);
+
+    if (rc != ZKL_OK)
+        fprintf(stderr, "%s: bad lock path \"%s\": %s\n", prog, path,
+                zkl_strerror(rc));
+    return rc == ZKL_OK;
+}
+
 static zkl_client_t *make_client(struct event_base *base, const char *hosts,
                                  int session_ms)
 {
@@ -309,11 +319,8 @@ static int cmd_run(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
-    if ((rc = zkl_path_validate(r.path)) != ZKL_OK) {
-        fprintf(stderr, "%s: bad lock path \"%s\": %s\n", prog, r.path,
-                zkl_strerror(rc));
+    if (!path_ok(r.path))
         return EXIT_USAGE;
-    }
     r.argv = argv + optind;
     if (have_n)
         timeout_ms = 0;
@@ -414,11 +421,8 @@ static int cmd_ls(int argc, char **argv)
         return EXIT_USAGE;
     }
     path = argv[optind];
-    if ((rc = zkl_path_validate(path)) != ZKL_OK) {
-        fprintf(stderr, "%s: bad lock path \"%s\": %s\n", prog, path,
-                zkl_strerror(rc));
+    if (!path_ok(path))
         return EXIT_USAGE;
-    }
     l.base = event_base_new();
     if ((c = make_client(l.base, default_hosts(hosts), 10000)) == NULL)
         return 1;
