@@ -190,13 +190,6 @@ static void att_fail(zkl__att_t *a, int status)
     zkl__att_let_go(a, ev, status);
 }
 
-static void count_inflight(zkl__att_t *a, int rc)
-{
-    if (rc == ZOK) {
-        a->inflight++;
-        a->c->stats.requests++;
-    }
-}
 
 /* The ZooKeeper client refused to queue a request. */
 static void send_failed(zkl__att_t *a, int rc)
@@ -228,6 +221,20 @@ static void send_failed(zkl__att_t *a, int rc)
     }
 }
 
+/* Accounts for a request carrying this attempt: counted in flight when
+ * the ZooKeeper client took it (its completion will come), handed to
+ * send_failed() when it did not (no completion will come). */
+static int sent(zkl__att_t *a, int rc)
+{
+    if (rc != ZOK) {
+        send_failed(a, rc);
+        return 0;
+    }
+    a->inflight++;
+    a->c->stats.requests++;
+    return 1;
+}
+
 static void send_create(zkl__att_t *a, int with_parents)
 {
     zhandle_t *zh = a->c->zh;
@@ -256,19 +263,15 @@ static void send_create(zkl__att_t *a, int with_parents)
     a->path[a->dirlen + 1 + ZKL__PREFIX_LEN + ZKL__TAG_LEN] = '\0';
     rc = zoo_acreate2(zh, a->path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
                       ZOO_EPHEMERAL_SEQUENTIAL, create_done, a);
-    if (rc != ZOK) {
-        send_failed(a, rc);
+    if (!sent(a, rc))
         return;
-    }
-    a->inflight++;
-    a->c->stats.requests++;
     a->node = ZKL__NODE_MAYBE; /* until the reply says otherwise */
     /* Pipelined right behind the create: the listing already contains
      * our node, so an uncontended acquire costs one round trip. */
     a->path[a->dirlen] = '\0';
     rc = zoo_aget_children2(zh, a->path, 0, list_done, a);
     a->path[a->dirlen] = '/';
-    count_inflight(a, rc);
+    sent(a, rc);
 }
 
 static void send_list(zkl__att_t *a)
@@ -278,28 +281,18 @@ static void send_list(zkl__att_t *a)
     a->path[a->dirlen] = '\0';
     rc = zoo_aget_children2(a->c->zh, a->path, 0, list_done, a);
     a->path[a->dirlen] = '/';
-    if (rc != ZOK)
-        send_failed(a, rc);
-    count_inflight(a, rc);
+    sent(a, rc);
 }
 
 static void send_delete(zkl__att_t *a)
 {
-    int rc = zoo_adelete(a->c->zh, a->path, -1, delete_done, a);
-
-    if (rc != ZOK)
-        send_failed(a, rc);
-    count_inflight(a, rc);
+    sent(a, zoo_adelete(a->c->zh, a->path, -1, delete_done, a));
 }
 
 static void send_confirm(zkl__att_t *a)
 {
-    int rc = zoo_awget(a->c->zh, a->path, zkl__watcher, a->c,
-                       own_watch_done, a);
-
-    if (rc != ZOK)
-        send_failed(a, rc);
-    count_inflight(a, rc);
+    sent(a, zoo_awget(a->c->zh, a->path, zkl__watcher, a->c, own_watch_done,
+                      a));
 }
 
 static void att_step(zkl__att_t *a)
@@ -435,12 +428,7 @@ static void watch_pred(zkl__att_t *a, const char *pred)
     rc = zoo_awget(a->c->zh, p, zkl__watcher, a->c, pred_watch_done, a);
     if (p != stackbuf)
         free(p);
-    if (rc != ZOK) {
-        send_failed(a, rc);
-        return;
-    }
-    a->inflight++;
-    a->c->stats.requests++;
+    sent(a, rc);
 }
 
 static void delete_ghost(zkl__att_t *a, const char *name)
