@@ -110,6 +110,7 @@ static void sum_stats(zkl_client_t **c, long n, zkl_stats_t *out)
         out->watch_events += s.watch_events;
         out->grants += s.grants;
         out->sessions += s.sessions;
+        out->listings += s.listings;
     }
 }
 
@@ -360,6 +361,10 @@ int bench_handoff(const struct opts *o)
     json_num("bytes_in_per_handoff", (double)(b1 - b0) / (double)n);
     json_num("wakeups_per_release",
              (double)(s1.watch_events - s0.watch_events) / (double)n);
+    json_num("requests_per_handoff",
+             (double)(s1.requests - s0.requests) / (double)n);
+    json_num("listings_per_handoff",
+             (double)(s1.listings - s0.listings) / (double)n);
     json_int("acquired", h_acquired);
     json_int("failures", failures);
     json_end();

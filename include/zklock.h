@@ -220,6 +220,7 @@ typedef struct zkl_stats {
     uint64_t session_events; /* connection state changes received */
     uint64_t grants;         /* ZKL_LOCK_ACQUIRED delivered */
     uint64_t sessions;       /* sessions opened (1 + renewals) */
+    uint64_t listings;       /* child listings among the requests */
 } zkl_stats_t;
 
 /* Copies the counters into out (at most size bytes). Errors: ZKL_EINVAL. */

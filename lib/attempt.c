@@ -99,6 +99,7 @@ void zkl__att_free(zkl__att_t *a)
 
     zkl__heap_remove(c, a);
     zkl__wtab_remove(c, a);
+    zkl__queue_leave(c, a);
     if (a->flags & ZKL__F_STALLED)
         c->nstalled--;
     ZKL__UNLINK(&c->atts, a);
@@ -149,6 +150,7 @@ void zkl__att_let_go(zkl__att_t *a, int ev, int status)
     }
     zkl__heap_remove(a->c, a);
     zkl__wtab_remove(a->c, a);
+    zkl__queue_leave(a->c, a);
     a->goal = ZKL__GOAL_DELETE;
     zkl__att_schedule(a, delete_step_for(a));
 }
@@ -260,6 +262,8 @@ static void send_create(zkl__att_t *a, int with_parents)
             }
         }
     }
+    /* A new node, so no view of the queue covers it yet. */
+    zkl__queue_leave(a->c, a);
     a->path[a->dirlen + 1 + ZKL__PREFIX_LEN + ZKL__TAG_LEN] = '\0';
     rc = zoo_acreate2(zh, a->path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
                       ZOO_EPHEMERAL_SEQUENTIAL, create_done, a);
@@ -271,7 +275,8 @@ static void send_create(zkl__att_t *a, int with_parents)
     a->path[a->dirlen] = '\0';
     rc = zoo_aget_children2(zh, a->path, 0, list_done, a);
     a->path[a->dirlen] = '/';
-    sent(a, rc);
+    if (sent(a, rc))
+        a->c->stats.listings++;
 }
 
 static void send_list(zkl__att_t *a)
@@ -281,7 +286,8 @@ static void send_list(zkl__att_t *a)
     a->path[a->dirlen] = '\0';
     rc = zoo_aget_children2(a->c->zh, a->path, 0, list_done, a);
     a->path[a->dirlen] = '/';
-    sent(a, rc);
+    if (sent(a, rc))
+        a->c->stats.listings++;
 }
 
 static void send_delete(zkl__att_t *a)
@@ -293,6 +299,29 @@ static void send_confirm(zkl__att_t *a)
 {
     sent(a, zoo_awget(a->c->zh, a->path, zkl__watcher, a->c, own_watch_done,
                       a));
+}
+
+static void grant(zkl__att_t *a);
+static void watch_pred(zkl__att_t *a, const char *pred);
+
+/* The node this attempt waited on is gone: wait on the next lower one
+ * the queue view knows of, or hold the lock when there is none. */
+static void descend(zkl__att_t *a)
+{
+    const char *name = NULL;
+    uint32_t seq = UINT32_MAX;
+    int r = zkl__queue_below(a->c, a, a->pred_seq, &name, &seq);
+
+    if (r < 0 || a->node != ZKL__NODE_KNOWN || a->goal != ZKL__GOAL_ACQUIRE) {
+        send_list(a);
+    } else if (r == 0 && a->czxid == 0) {
+        send_confirm(a); /* an adopted node: grant once its czxid is in */
+    } else if (r == 0) {
+        grant(a);
+    } else {
+        a->pred_seq = seq;
+        watch_pred(a, name);
+    }
 }
 
 static void att_step(zkl__att_t *a)
@@ -334,6 +363,9 @@ static void att_step(zkl__att_t *a)
         break;
     case ZKL__NEXT_CONFIRM:
         send_confirm(a);
+        break;
+    case ZKL__NEXT_DESCEND:
+        descend(a);
         break;
     case ZKL__NEXT_NOTHING:
         break;
@@ -449,6 +481,9 @@ static void delete_ghost(zkl__att_t *a, const char *name)
  * locally (see hand_on). */
 static void grant(zkl__att_t *a)
 {
+    /* Nothing below our node is alive now, and we need no view. */
+    zkl__queue_trim(a->c, a, zkl__seq_of(att_name(a)));
+    zkl__queue_leave(a->c, a);
     a->goal = ZKL__GOAL_HOLD;
     a->flags |= ZKL__F_WATCH_OWN;
     a->pred_seq = UINT32_MAX;
@@ -522,6 +557,8 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
         zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ELOCKED);
     } else {
         a->pred_seq = zkl__seq_of(pred);
+        if (a->lk->recipe->chain)
+            zkl__queue_learn(a->c, a, sv, me);
         watch_pred(a, pred);
         after_reply(a, ZKL__NEXT_NOTHING);
     }
@@ -590,6 +627,9 @@ static void pred_watch_done(int rc, const char *value, int len,
             after_reply(a, ZKL__NEXT_LIST);
         else
             after_reply(a, ZKL__NEXT_NOTHING); /* wait for the watch */
+    } else if (rc == ZNONODE && a->lk->recipe->chain) {
+        zkl__queue_gone(a->c, a, a->pred_seq); /* gone already: next */
+        after_reply(a, ZKL__NEXT_DESCEND);
     } else if (rc == ZNONODE || connloss_rc(rc)) {
         after_reply(a, ZKL__NEXT_LIST); /* gone already: look again */
     } else if (session_gone_rc(rc)) {
@@ -664,6 +704,8 @@ static void delete_done(int rc, const void *data)
     if (rc == ZOK || rc == ZNONODE) {
         if (a->flags & ZKL__F_WAS_HELD)
             hand_on(a->c, a->path, 1);
+        else
+            zkl__queue_gone_path(a->c, a->path);
         a->node = ZKL__NODE_NONE;
     } else if (connloss_rc(rc)) {
         after_reply(a, ZKL__NEXT_DELETE);
@@ -715,6 +757,7 @@ static void hand_on(zkl_client_t *c, const char *path, int lowest)
     zkl__att_t *list = zkl__wtab_take(c, zkl__hash(path)), *a, *nx;
     int handed = 0;
 
+    zkl__queue_gone_path(c, path);
     for (a = list; a != NULL && !lowest; a = a->wnext)
         if ((a->goal == ZKL__GOAL_HOLD || (a->flags & ZKL__F_WAS_HELD)) &&
             a->node == ZKL__NODE_KNOWN && strcmp(a->path, path) == 0)
@@ -727,6 +770,8 @@ static void hand_on(zkl_client_t *c, const char *path, int lowest)
                 waits_on(a, path)) {
                 handed = 1;
                 grant(a);
+            } else if (a->lk->recipe->chain && waits_on(a, path)) {
+                zkl__att_schedule(a, ZKL__NEXT_DESCEND);
             } else {
                 zkl__att_schedule(a, ZKL__NEXT_LIST);
             }
@@ -802,8 +847,10 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
 {
     zkl__att_t *a, *nx;
 
+    zkl__queue_clear(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
+        a->flags &= (uint8_t)~ZKL__F_QUEUED;
         zkl__wtab_remove(c, a);
         a->node = ZKL__NODE_NONE;
         a->czxid = 0;

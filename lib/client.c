@@ -615,6 +615,8 @@ static void teardown(zkl_client_t *c)
     }
     if (c->ops != NULL && c->ops->detach != NULL)
         c->ops->detach(c->loop_data);
+    zkl__queue_clear(c);
+    free(c->qtab);
     free(c->wtab);
     free(c->heap);
     free(c->evq);

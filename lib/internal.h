@@ -66,6 +66,7 @@ const char *zkl__sort_key(const char *name);
 /* Total order used everywhere a queue is ordered (key, then name). */
 int zkl__name_cmp(const char *a, const char *b);
 uint64_t zkl__hash(const char *s);
+uint64_t zkl__hashn(const char *s, size_t n);
 /* The sequence number a name sorts by, or UINT32_MAX if it has none. */
 uint32_t zkl__seq_of(const char *name);
 
@@ -90,7 +91,8 @@ enum zkl__next {
     ZKL__NEXT_PARENTS, /* create the lock path's ancestors, then CREATE */
     ZKL__NEXT_LIST,    /* list children and decide */
     ZKL__NEXT_DELETE,  /* delete our node */
-    ZKL__NEXT_CONFIRM  /* held: (re)arm the watch on our own node */
+    ZKL__NEXT_CONFIRM, /* held: (re)arm the watch on our own node */
+    ZKL__NEXT_DESCEND  /* blocker gone: the next from the queue view */
 };
 
 #define ZKL__F_READY 0x01      /* on the client's ready queue */
@@ -100,6 +102,7 @@ enum zkl__next {
 #define ZKL__F_SUSPENDED 0x10  /* ZKL_LOCK_SUSPENDED reported */
 #define ZKL__F_WATCH_OWN 0x20  /* arm the own-node watch after callbacks */
 #define ZKL__F_WAS_HELD 0x40   /* deleting a node that held the lock */
+#define ZKL__F_QUEUED 0x80     /* its lock path's queue view covers it */
 
 typedef struct zkl__att zkl__att_t;
 
@@ -140,6 +143,10 @@ typedef struct zkl__recipe {
      * node's name; names are all children, in no particular order. */
     const char *(*blocker)(const struct String_vector *names,
                            const char *me);
+    /* 1 when the blocker is always the next lower node: then a waiter
+     * whose blocker went may take the next one from the queue view
+     * (queue.c) instead of listing again. */
+    int chain;
 } zkl__recipe_t;
 
 extern const zkl__recipe_t zkl__mutex_recipe;
@@ -164,6 +171,7 @@ typedef struct zkl__event {
 } zkl__event_t;
 
 typedef struct zkl__contenders_req zkl__contenders_req_t;
+typedef struct zkl__queue zkl__queue_t;
 
 /* ---- client ---- */
 struct zkl_options {
@@ -212,6 +220,9 @@ struct zkl_client {
     zkl__att_t **wtab;        /* waiter table: path hash -> attempts */
     size_t wtab_size, wtab_count;
 
+    zkl__queue_t **qtab;      /* queue views: lock path hash -> view */
+    size_t qtab_size, nqueues;
+
     zkl__att_t **heap;        /* acquire deadlines */
     size_t heap_len, heap_cap;
 
@@ -249,6 +260,24 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
 int zkl__wtab_add(zkl_client_t *c, zkl__att_t *a, uint64_t h);
 void zkl__wtab_remove(zkl_client_t *c, zkl__att_t *a);
 zkl__att_t *zkl__wtab_take(zkl_client_t *c, uint64_t h);
+
+/* queue.c: views of long queues, owned by the client */
+/* Covers a (waiting; me its node, in listing sv) when the queue is long
+ * enough to be worth it; 1 when covered (a->flags has ZKL__F_QUEUED). */
+int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
+                     const struct String_vector *sv, const char *me);
+void zkl__queue_leave(zkl_client_t *c, zkl__att_t *a);
+/* For a covered attempt: the highest node below sequence seq not known
+ * gone (1, *name borrowed until the view changes), none (0: a is at the
+ * head), or -1 when a must list instead. */
+int zkl__queue_below(zkl_client_t *c, zkl__att_t *a, uint32_t seq,
+                     const char **name, uint32_t *found);
+void zkl__queue_gone(zkl_client_t *c, zkl__att_t *a, uint32_t seq);
+void zkl__queue_gone_path(zkl_client_t *c, const char *path);
+/* Nothing below seq is alive any more (a's node at seq holds the lock). */
+void zkl__queue_trim(zkl_client_t *c, zkl__att_t *a, uint32_t seq);
+/* The session is gone: every view with it (flags are the caller's). */
+void zkl__queue_clear(zkl_client_t *c);
 
 /* heap.c: acquire deadlines */
 int zkl__heap_push(zkl_client_t *c, zkl__att_t *a);

@@ -172,13 +172,18 @@ int zkl__name_cmp(const char *a, const char *b)
 }
 
 /* FNV-1a, 64 bits: a collision only costs a spurious re-list. */
-uint64_t zkl__hash(const char *s)
+uint64_t zkl__hashn(const char *s, size_t n)
 {
     uint64_t h = 1469598103934665603ull;
 
-    while (*s != '\0') {
+    while (n-- > 0) {
         h ^= (unsigned char)*s++;
         h *= 1099511628211ull;
     }
     return h != 0 ? h : 1;
+}
+
+uint64_t zkl__hash(const char *s)
+{
+    return zkl__hashn(s, strlen(s));
 }

@@ -24,4 +24,4 @@ static const char *mutex_blocker(const struct String_vector *sv,
     return pred;
 }
 
-const zkl__recipe_t zkl__mutex_recipe = {"mutex", mutex_blocker};
+const zkl__recipe_t zkl__mutex_recipe = {"mutex", mutex_blocker, 1};

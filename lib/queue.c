@@ -1,0 +1,337 @@
+/* A client's view of a long lock queue, so that a woken waiter finds
+ * its next predecessor without listing every child again.
+ *
+ * Why this is sound: sequence numbers only grow, so once a listing holds
+ * a waiter's node, every node that will ever sit below that waiter is in
+ * that listing already; later, nodes below it can only disappear. The
+ * view keeps those names, sorted, and marks the ones known gone (a
+ * deletion watched, a delete of our own, an exists() that found
+ * nothing). A waiter whose predecessor goes asks the view for the next
+ * lower name not known gone and sets one exists-watch on it (a few dozen
+ * bytes instead of the whole child list); if there is none, it is at the
+ * head and holds the lock. A view only ever errs towards names that are
+ * gone already, which costs one small request each, never a wrong grant.
+ *
+ * Only queues of at least ZKL__QUEUE_MIN children get a view: below that
+ * a listing is as cheap as the bookkeeping. A view lives while attempts
+ * use it (ZKL__F_QUEUED, counted in refs) and dies with the session. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define ZKL__QUEUE_MIN 16
+
+typedef struct zkl__qent {
+    uint32_t seq;
+    char name[ZKL__NAME_LEN + 1]; /* "" once known gone */
+} zkl__qent_t;
+
+struct zkl__queue {
+    zkl__queue_t *hnext;
+    uint64_t hash;        /* of the lock path */
+    uint32_t refs;        /* attempts flagged ZKL__F_QUEUED */
+    uint32_t head, n, cap;/* live window ents[head..n), sorted by seq */
+    uint32_t max_seq;     /* every live node up to this one is in ents */
+    int broken;           /* no longer trusted: users list instead */
+    zkl__qent_t *ents;
+    uint16_t dirlen;
+    char dir[];
+};
+
+static zkl__queue_t **slot(zkl_client_t *c, const zkl__att_t *a,
+                           uint64_t h)
+{
+    zkl__queue_t **pp;
+
+    if (c->qtab_size == 0)
+        return NULL;
+    for (pp = &c->qtab[h & (c->qtab_size - 1)]; *pp != NULL;
+         pp = &(*pp)->hnext)
+        if ((*pp)->hash == h && (*pp)->dirlen == a->dirlen &&
+            memcmp((*pp)->dir, a->path, a->dirlen) == 0)
+            return pp;
+    return NULL;
+}
+
+static zkl__queue_t *find(zkl_client_t *c, const zkl__att_t *a)
+{
+    zkl__queue_t **pp = slot(c, a, zkl__hashn(a->path, a->dirlen));
+
+    return pp != NULL ? *pp : NULL;
+}
+
+static void queue_free(zkl__queue_t *q)
+{
+    free(q->ents);
+    free(q);
+}
+
+static zkl__queue_t *create(zkl_client_t *c, const zkl__att_t *a)
+{
+    zkl__queue_t *q;
+    uint64_t h = zkl__hashn(a->path, a->dirlen);
+
+    if (c->nqueues >= c->qtab_size) {
+        size_t n = c->qtab_size ? c->qtab_size * 2 : 16, i;
+        zkl__queue_t **t = calloc(n, sizeof *t);
+
+        if (t == NULL)
+            return NULL;
+        for (i = 0; i < c->qtab_size; i++) {
+            zkl__queue_t *e, *nx;
+
+            for (e = c->qtab[i]; e != NULL; e = nx) {
+                nx = e->hnext;
+                e->hnext = t[e->hash & (n - 1)];
+                t[e->hash & (n - 1)] = e;
+            }
+        }
+        free(c->qtab);
+        c->qtab = t;
+        c->qtab_size = n;
+    }
+    q = calloc(1, sizeof *q + a->dirlen);
+    if (q == NULL)
+        return NULL;
+    q->hash = h;
+    q->dirlen = a->dirlen;
+    memcpy(q->dir, a->path, a->dirlen);
+    q->hnext = c->qtab[h & (c->qtab_size - 1)];
+    c->qtab[h & (c->qtab_size - 1)] = q;
+    c->nqueues++;
+    return q;
+}
+
+static void destroy(zkl_client_t *c, zkl__queue_t *q)
+{
+    zkl__queue_t **pp = &c->qtab[q->hash & (c->qtab_size - 1)];
+
+    while (*pp != q)
+        pp = &(*pp)->hnext;
+    *pp = q->hnext;
+    c->nqueues--;
+    queue_free(q);
+}
+
+/* Index of the entry with sequence seq in the live window, or the index
+ * where it would go. */
+static uint32_t search(const zkl__queue_t *q, uint32_t seq)
+{
+    uint32_t lo = q->head, hi = q->n;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+
+        if (q->ents[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int by_seq(const void *x, const void *y)
+{
+    uint32_t a = ((const zkl__qent_t *)x)->seq,
+             b = ((const zkl__qent_t *)y)->seq;
+
+    return a < b ? -1 : a > b;
+}
+
+/* Makes room for k more entries, dropping the dead prefix first. */
+static int reserve(zkl__queue_t *q, uint32_t k)
+{
+    zkl__qent_t *e;
+    uint32_t cap;
+
+    if (q->head > 0 && (q->n + k > q->cap || q->head >= q->n / 2)) {
+        memmove(q->ents, q->ents + q->head,
+                (size_t)(q->n - q->head) * sizeof *q->ents);
+        q->n -= q->head;
+        q->head = 0;
+    }
+    if (q->n + k <= q->cap)
+        return ZKL_OK;
+    cap = q->cap ? q->cap : 32;
+    while (cap < q->n + k)
+        cap *= 2;
+    e = realloc(q->ents, (size_t)cap * sizeof *e);
+    if (e == NULL)
+        return ZKL_ENOMEM;
+    q->ents = e;
+    q->cap = cap;
+    return ZKL_OK;
+}
+
+/* Appends the names of sv with sequence in [lo, hi], sorted; 0 when a
+ * name cannot be ordered by sequence or is too long to keep (a view
+ * without it would be wrong), or out of memory. Changes nothing then. */
+static int append(zkl__queue_t *q, const struct String_vector *sv,
+                  uint32_t lo, uint32_t hi)
+{
+    uint32_t k = 0, first;
+    int i;
+
+    for (i = 0; i < sv->count; i++) {
+        uint32_t s = zkl__seq_of(sv->data[i]);
+
+        if (s == UINT32_MAX || strlen(sv->data[i]) > ZKL__NAME_LEN)
+            return 0;
+        if (s >= lo && s <= hi)
+            k++;
+    }
+    if (reserve(q, k) != ZKL_OK)
+        return 0;
+    first = q->n;
+    for (i = 0; i < sv->count; i++) {
+        uint32_t s = zkl__seq_of(sv->data[i]);
+
+        if (s >= lo && s <= hi) {
+            q->ents[q->n].seq = s;
+            strcpy(q->ents[q->n].name, sv->data[i]);
+            q->n++;
+        }
+    }
+    qsort(q->ents + first, q->n - first, sizeof *q->ents, by_seq);
+    return 1;
+}
+
+int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
+                     const struct String_vector *sv, const char *me)
+{
+    zkl__queue_t *q;
+    uint32_t own = zkl__seq_of(me), i;
+
+    if (own == UINT32_MAX)
+        return 0;
+    q = find(c, a);
+    if (q == NULL) {
+        if (sv->count < ZKL__QUEUE_MIN || (q = create(c, a)) == NULL)
+            return 0;
+        if (!append(q, sv, 0, own)) {
+            destroy(c, q);
+            return 0;
+        }
+        q->max_seq = own;
+    } else if (q->broken) {
+        return 0;
+    } else if (own > q->max_seq) {
+        /* Newer than the view: what lies between is in this listing. */
+        if (!append(q, sv, q->max_seq + 1, own))
+            return 0;
+        q->max_seq = own;
+    } else if ((i = search(q, own)) >= q->n || q->ents[i].seq != own ||
+               strcmp(q->ents[i].name, me) != 0) {
+        /* A name the view does not hold at a sequence it claims to
+         * cover: the lock path was deleted and made anew, restarting the
+         * sequence. Nobody may trust this view any more. */
+        q->broken = 1;
+        return 0;
+    }
+    if (!(a->flags & ZKL__F_QUEUED)) {
+        a->flags |= ZKL__F_QUEUED;
+        q->refs++;
+    }
+    return 1;
+}
+
+void zkl__queue_leave(zkl_client_t *c, zkl__att_t *a)
+{
+    zkl__queue_t *q;
+
+    if (!(a->flags & ZKL__F_QUEUED))
+        return;
+    a->flags &= (uint8_t)~ZKL__F_QUEUED;
+    if ((q = find(c, a)) != NULL && --q->refs == 0)
+        destroy(c, q);
+}
+
+int zkl__queue_below(zkl_client_t *c, zkl__att_t *a, uint32_t seq,
+                     const char **name, uint32_t *found)
+{
+    zkl__queue_t *q;
+    uint32_t i;
+
+    if ((q = find(c, a)) == NULL || q->broken)
+        return -1;
+    if (!(a->flags & ZKL__F_QUEUED)) {
+        /* Listed before the view began, or while the queue was short;
+         * its node in the view means a listing held it, and the view
+         * covers every sequence up to max_seq. */
+        const char *me = a->path + a->dirlen + 1;
+        uint32_t own = zkl__seq_of(me);
+
+        if (own == UINT32_MAX || own > q->max_seq ||
+            (i = search(q, own)) >= q->n || q->ents[i].seq != own ||
+            strcmp(q->ents[i].name, me) != 0)
+            return -1;
+        a->flags |= ZKL__F_QUEUED;
+        q->refs++;
+    }
+    for (i = search(q, seq); i > q->head; i--) {
+        if (q->ents[i - 1].name[0] != '\0') {
+            *found = q->ents[i - 1].seq;
+            *name = q->ents[i - 1].name;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void zkl__queue_gone(zkl_client_t *c, zkl__att_t *a, uint32_t seq)
+{
+    zkl__queue_t *q = find(c, a);
+    uint32_t i;
+
+    if (q != NULL && (i = search(q, seq)) < q->n && q->ents[i].seq == seq)
+        q->ents[i].name[0] = '\0';
+}
+
+void zkl__queue_gone_path(zkl_client_t *c, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    zkl__queue_t **pp;
+    uint32_t seq, i;
+
+    if (c->nqueues == 0 || slash == NULL ||
+        (seq = zkl__seq_of(slash + 1)) == UINT32_MAX)
+        return;
+    for (pp = &c->qtab[zkl__hashn(path, (size_t)(slash - path)) &
+                       (c->qtab_size - 1)];
+         *pp != NULL; pp = &(*pp)->hnext) {
+        zkl__queue_t *q = *pp;
+
+        if (q->dirlen == (size_t)(slash - path) &&
+            memcmp(q->dir, path, q->dirlen) == 0) {
+            if ((i = search(q, seq)) < q->n && q->ents[i].seq == seq &&
+                strcmp(q->ents[i].name, slash + 1) == 0)
+                q->ents[i].name[0] = '\0';
+            return;
+        }
+    }
+}
+
+void zkl__queue_trim(zkl_client_t *c, zkl__att_t *a, uint32_t seq)
+{
+    zkl__queue_t *q = find(c, a);
+
+    if (q != NULL)
+        q->head = search(q, seq);
+}
+
+void zkl__queue_clear(zkl_client_t *c)
+{
+    size_t i;
+
+    for (i = 0; i < c->qtab_size; i++) {
+        zkl__queue_t *q, *nx;
+
+        for (q = c->qtab[i]; q != NULL; q = nx) {
+            nx = q->hnext;
+            queue_free(q);
+        }
+        c->qtab[i] = NULL;
+    }
+    c->nqueues = 0;
+}
