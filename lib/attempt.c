@@ -390,7 +390,7 @@ void zkl__run_ready(zkl_client_t *c)
         return;
     c->stepping = 1;
     while (c->ready != NULL) {
-        if ((++n & 63) == 0 && zkl__over_budget(c))
+        if (++n > 1 && zkl__over_budget(c))
             break; /* the rest next pass */
         zkl__att_t *a = c->ready;
 

@@ -159,7 +159,7 @@ static void drain(zkl_client_t *c)
     while (c->evq_len > 0) {
         zkl__event_t e = c->evq[c->evq_head];
 
-        if ((++n & 63) == 0 && zkl__over_budget(c) && !c->closing)
+        if (++n > 1 && zkl__over_budget(c) && !c->closing)
             return; /* the rest next pass */
         c->evq_head = (c->evq_head + 1) % c->evq_cap;
         c->evq_len--;
@@ -184,6 +184,14 @@ static void drain(zkl_client_t *c)
 /* ---------------------------------------------------------------- */
 /* Session                                                           */
 /* ---------------------------------------------------------------- */
+
+/* The budget is the loop thread's, not each client's: clients attached
+ * on one thread split it, so that one loop turn in which all of them
+ * are busy stays near one budget, however many clients there are. Each
+ * still gets a small slice, so that none starves. Thread-local because
+ * a program may run one loop, with its own clients, per thread. */
+#define ZKL__MIN_SLICE_US 20
+static _Thread_local unsigned attached_here;
 
 int zkl__over_budget(const zkl_client_t *c)
 {
@@ -373,6 +381,7 @@ int zkl_client_attach(zkl_client_t *c, const zkl_loop_ops_t *ops,
     if (c->ops != NULL)
         return ZKL_EBUSY;
     c->ops = ops;
+    attached_here++;
     c->loop_data = loop_data;
     zkl__kick(c);
     return ZKL_OK;
@@ -488,6 +497,14 @@ static void arm(zkl_client_t *c, int fd, int events, long ms)
 
 static void teardown(zkl_client_t *c);
 
+static void begin_budget(zkl_client_t *c)
+{
+    uint64_t slice = ZKL__PASS_BUDGET_US / (attached_here ? attached_here : 1);
+
+    c->budget_end = zkl__now_us() +
+                    (slice > ZKL__MIN_SLICE_US ? slice : ZKL__MIN_SLICE_US);
+}
+
 static void pass(zkl_client_t *c, int zk_events, int from_timer)
 {
     int fd = -1, events = 0;
@@ -500,7 +517,7 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
         return;
     }
     c->depth++;
-    c->budget_end = zkl__now_us() + ZKL__PASS_BUDGET_US;
+    begin_budget(c);
     if (c->zh != NULL && !c->dead && !c->freeing) {
         int rc, i;
 
@@ -519,7 +536,7 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
                 zk_events &= ZOOKEEPER_READ;
                 if (zk_events == 0)
                     break;
-                if ((i & 15) == 15 && zkl__over_budget(c)) {
+                if (zkl__over_budget(c)) {
                     c->more_io = 1;
                     break;
                 }
@@ -566,7 +583,7 @@ void zkl__kick(zkl_client_t *c)
     if (c->depth > 0 || c->closing)
         return; /* the running pass settles */
     c->depth++;
-    c->budget_end = zkl__now_us() + ZKL__PASS_BUDGET_US;
+    begin_budget(c);
     settle(c, 0, &fd, &events, &ms);
     c->depth--;
     arm(c, fd, events, ms);
@@ -613,6 +630,8 @@ static void teardown(zkl_client_t *c)
         nx = a->next;
         free(a);
     }
+    if (c->ops != NULL && attached_here > 0)
+        attached_here--;
     if (c->ops != NULL && c->ops->detach != NULL)
         c->ops->detach(c->loop_data);
     zkl__queue_clear(c);
