@@ -177,6 +177,44 @@ ZKL_EXTERN int zkl_options_set_chroot(zkl_options_t *o, const char *path);
 ZKL_EXTERN int zkl_options_set_conn_cb(zkl_options_t *o, zkl_conn_cb cb,
                                        void *arg);
 
+/* Credentials sent on every connection of every session, e.g.
+ * ("digest", "alice:secret"). May be called several times. A scheme the
+ * server does not know ends the client with ZKL_CONN_AUTH_FAILED.
+ * Debian's ZooKeeper C client has no TLS: credentials and lock traffic
+ * cross the network in the clear, so keep ZooKeeper on a trusted network
+ * or tunnel it (stunnel, WireGuard, an SSH forward).
+ * Errors: ZKL_EINVAL (NULL or empty scheme, NULL credential),
+ * ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_options_add_auth(zkl_options_t *o, const char *scheme,
+                                    const char *credential);
+
+/* Who may change what the client creates (lock nodes, and the lock
+ * paths it has to create). */
+typedef enum zkl_acl {
+    /* Anyone may create and delete lock nodes (ZooKeeper's
+     * world:anyone, all permissions): the default, and what Curator
+     * does. */
+    ZKL_ACL_OPEN = 0,
+    /* Only the identities the client authenticates as (add_auth) and
+     * those added with zkl_options_add_acl_id() get all permissions;
+     * everyone else may only read. So no other identity can delete a
+     * lock node (which would break exclusion) nor create one (which
+     * would forge a place in the queue); others may still list the
+     * queue (zkl_contenders). Lock paths that exist already keep their
+     * own ACL: create them through a private client first. */
+    ZKL_ACL_PRIVATE = 1
+} zkl_acl_t;
+
+/* Default ZKL_ACL_OPEN. ZKL_ACL_PRIVATE needs at least one add_auth or
+ * add_acl_id, else zkl_client_new() fails with ZKL_EINVAL.
+ * Errors: ZKL_EINVAL. */
+ZKL_EXTERN int zkl_options_set_acl(zkl_options_t *o, zkl_acl_t mode);
+/* Adds an identity to ZKL_ACL_PRIVATE's set (and selects that mode),
+ * in ZooKeeper's form: ("digest", "bob:<base64 sha1 of bob:password>"),
+ * ("ip", "10.0.0.0/8"), ... Errors: ZKL_EINVAL, ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_options_add_acl_id(zkl_options_t *o, const char *scheme,
+                                      const char *id);
+
 /* ------------------------------------------------------------------ */
 /* Client                                                              */
 /* ------------------------------------------------------------------ */

@@ -25,7 +25,7 @@ static void pred_watch_done(int rc, const char *value, int len,
 static void own_watch_done(int rc, const char *value, int len,
                            const struct Stat *st, const void *data);
 static void delete_done(int rc, const void *data);
-static void ignore_string_done(int rc, const char *value, const void *data);
+static void parent_done(int rc, const char *value, const void *data);
 static void ignore_void_done(int rc, const void *data);
 static void hand_on(zkl_client_t *c, const char *path, int lowest);
 
@@ -255,9 +255,9 @@ static void send_create(zkl__att_t *a, int with_parents)
                 char save = tmp[i];
 
                 tmp[i] = '\0';
-                zoo_acreate(zh, tmp, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
-                            ZOO_CONTAINER, ignore_string_done, NULL);
-                a->c->stats.requests++;
+                if (!sent(a, zoo_acreate(zh, tmp, NULL, -1, &a->c->acl,
+                                         ZOO_CONTAINER, parent_done, a)))
+                    return;
                 tmp[i] = save;
             }
         }
@@ -265,7 +265,7 @@ static void send_create(zkl__att_t *a, int with_parents)
     /* A new node, so no view of the queue covers it yet. */
     zkl__queue_leave(a->c, a);
     a->path[a->dirlen + 1 + ZKL__PREFIX_LEN + ZKL__TAG_LEN] = '\0';
-    rc = zoo_acreate2(zh, a->path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+    rc = zoo_acreate2(zh, a->path, NULL, -1, &a->c->acl,
                       ZOO_EPHEMERAL_SEQUENTIAL, create_done, a);
     if (!sent(a, rc))
         return;
@@ -425,6 +425,8 @@ static void create_done(int rc, const char *value, const struct Stat *st,
         a->node = ZKL__NODE_KNOWN;
         a->czxid = st != NULL ? st->czxid : 0;
         a->parent_rounds = 0;
+        if (a->goal == ZKL__GOAL_ACQUIRE)
+            a->result = ZKL_OK; /* an ancestor refusal did not matter */
     } else if (rc == ZNONODE) {
         a->node = ZKL__NODE_NONE; /* no parent: the listing says so too */
     } else if (connloss_rc(rc)) {
@@ -580,6 +582,8 @@ static void list_done(int rc, const struct String_vector *sv,
         a->node = ZKL__NODE_NONE;
         if (a->goal != ZKL__GOAL_ACQUIRE) {
             after_reply(a, ZKL__NEXT_NOTHING);
+        } else if (a->result != ZKL_OK) {
+            att_fail(a, a->result); /* we may not create the lock path */
         } else if (++a->parent_rounds > 20) {
             /* Something deletes the path as fast as we create it. */
             att_fail(a, ZKL_EZK);
@@ -723,11 +727,19 @@ static void delete_done(int rc, const void *data)
     after_reply(a, ZKL__NEXT_NOTHING);
 }
 
-static void ignore_string_done(int rc, const char *value, const void *data)
+/* An ancestor of the lock path: ZNODEEXISTS is the common answer. A
+ * refusal (an ACL that does not let us create there) is remembered, so
+ * that the listing's ZNONODE fails the attempt with ZKL_EAUTH instead of
+ * trying again. */
+static void parent_done(int rc, const char *value, const void *data)
 {
-    (void)rc;
+    zkl__att_t *a = ATT(data);
+
     (void)value;
-    (void)data;
+    a->inflight--;
+    if (rc == ZNOAUTH || rc == ZINVALIDACL)
+        a->result = zkl__from_zk(rc);
+    after_reply(a, ZKL__NEXT_NOTHING);
 }
 
 static void ignore_void_done(int rc, const void *data)

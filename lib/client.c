@@ -39,6 +39,8 @@ void zkl_options_free(zkl_options_t *o)
         return;
     free(o->hosts);
     free(o->chroot);
+    zkl__creds_free(o->auth, o->nauth);
+    zkl__creds_free(o->ids, o->nids);
     free(o);
 }
 
@@ -266,6 +268,11 @@ static int open_session(zkl_client_t *c)
     c->stats.sessions++;
     /* IP lists need no re-resolution on every zookeeper_interest(). */
     zoo_set_servers_resolution_delay(c->zh, 60000);
+    if (zkl__send_auth(c) != ZKL_OK) {
+        zookeeper_close(c->zh); /* not connected yet: does not block */
+        c->zh = NULL;
+        return ZKL_EZK;
+    }
     c->connected = 0;
     c->ever_connected = 0;
     c->expired = 0;
@@ -328,7 +335,14 @@ int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
     c->ready_tail = &c->ready;
     c->io_fd = -1;
     c->conn_state = ZKL_CONN_SUSPENDED;
-    if ((rc = open_session(c)) != ZKL_OK) {
+    c->acl = ZOO_OPEN_ACL_UNSAFE;
+    if ((o != NULL &&
+         (rc = zkl__creds_copy(&c->auth, &c->nauth, o->auth, o->nauth)) !=
+             ZKL_OK) ||
+        (rc = zkl__acl_build(&c->acl, o)) != ZKL_OK ||
+        (rc = open_session(c)) != ZKL_OK) {
+        zkl__acl_free(&c->acl);
+        zkl__creds_free(c->auth, c->nauth);
         free(c->hosts);
         free(c);
         return rc;
@@ -636,6 +650,8 @@ static void teardown(zkl_client_t *c)
         c->ops->detach(c->loop_data);
     zkl__queue_clear(c);
     free(c->qtab);
+    zkl__acl_free(&c->acl);
+    zkl__creds_free(c->auth, c->nauth);
     free(c->wtab);
     free(c->heap);
     free(c->evq);

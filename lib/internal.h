@@ -174,12 +174,21 @@ typedef struct zkl__contenders_req zkl__contenders_req_t;
 typedef struct zkl__queue zkl__queue_t;
 
 /* ---- client ---- */
+/* A (scheme, text) pair: credentials for zoo_add_auth(), or an ACL id. */
+typedef struct zkl__cred {
+    char *scheme;
+    char *text;
+} zkl__cred_t;
+
 struct zkl_options {
     char *hosts;
     char *chroot;
     int session_timeout;
     zkl_conn_cb conn_cb;
     void *conn_arg;
+    int acl_mode;             /* zkl_acl_t */
+    zkl__cred_t *auth, *ids;  /* owned, each entry's strings too */
+    size_t nauth, nids;
 };
 
 struct zkl_client {
@@ -188,6 +197,10 @@ struct zkl_client {
     int session_timeout;
     zkl_conn_cb conn_cb;
     void *conn_arg;
+    zkl__cred_t *auth;        /* sent on every session; owned */
+    size_t nauth;
+    struct ACL_vector acl;    /* for every node the client creates; its
+                                 data owned unless it is the open ACL */
 
     const zkl_loop_ops_t *ops;
     void *loop_data;
@@ -234,6 +247,15 @@ struct zkl_client {
 
 /* client.c */
 void zkl__kick(zkl_client_t *c);
+/* acl.c */
+int zkl__creds_add(zkl__cred_t **v, size_t *n, const char *scheme,
+                   const char *text);
+void zkl__creds_free(zkl__cred_t *v, size_t n);
+int zkl__creds_copy(zkl__cred_t **dst, size_t *ndst, const zkl__cred_t *src,
+                    size_t n);
+int zkl__acl_build(struct ACL_vector *acl, const zkl_options_t *o);
+void zkl__acl_free(struct ACL_vector *acl);
+int zkl__send_auth(zkl_client_t *c);
 int zkl__queue_event(zkl_client_t *c, zkl_lock_t *lk, int ev, int status);
 void zkl__purge_events(zkl_client_t *c, zkl_lock_t *lk);
 int zkl__is_connected(zkl_client_t *c);

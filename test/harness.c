@@ -360,12 +360,56 @@ static void obs_void_done(int rc, const void *data)
     o->done = 1;
 }
 
-int t_zk_delete(const char *path)
+/* An observer session authenticated as digest (NULL: no identity). */
+static zhandle_t *obs_open_as(struct obs *o, const char *digest)
+{
+    zhandle_t *zh = obs_open(o);
+
+    if (digest != NULL) {
+        o->done = 0;
+        if (zoo_add_auth(zh, "digest", digest, (int)strlen(digest),
+                         obs_void_done, o) != ZOK)
+            FAILF("observer: zoo_add_auth failed");
+        obs_pump(zh, &o->done, 10000);
+        if (!o->done || o->rc != ZOK)
+            FAILF("observer: authentication as %s failed", digest);
+    }
+    o->done = 0;
+    return zh;
+}
+
+int t_zk_delete_as(const char *digest, const char *path)
 {
     struct obs o;
-    zhandle_t *zh = obs_open(&o);
+    zhandle_t *zh = obs_open_as(&o, digest);
 
     zoo_adelete(zh, path, -1, obs_void_done, &o);
+    obs_pump(zh, &o.done, 10000);
+    zookeeper_close(zh);
+    return o.rc;
+}
+
+int t_zk_delete(const char *path)
+{
+    return t_zk_delete_as(NULL, path);
+}
+
+static void obs_string_done(int rc, const char *value, const void *data)
+{
+    struct obs *o = (struct obs *)(uintptr_t)data;
+
+    (void)value;
+    o->rc = rc;
+    o->done = 1;
+}
+
+int t_zk_create_as(const char *digest, const char *path, int flags)
+{
+    struct obs o;
+    zhandle_t *zh = obs_open_as(&o, digest);
+
+    zoo_acreate(zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, flags,
+                obs_string_done, &o);
     obs_pump(zh, &o.done, 10000);
     zookeeper_close(zh);
     return o.rc;
@@ -396,14 +440,14 @@ int64_t t_zk_czxid(const char *path)
 static int leftover_nodes(void)
 {
     static const char *roots[] = {"/zkl-test", "/zklock-http",
-                                  "/zklock-demo"};
+                                  "/zklock-demo", "/zkl-acl"};
     size_t cap = 1024, head = 0, tail = 0, i;
     char **queue = malloc(cap * sizeof *queue);
     struct obs o;
     zhandle_t *zh = obs_open(&o);
     int found = 0, j;
 
-    for (i = 0; i < 3; i++)
+    for (i = 0; i < sizeof roots / sizeof roots[0]; i++)
         queue[tail++] = strdup(roots[i]);
     while (head < tail) {
         char *p = queue[head++];

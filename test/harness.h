@@ -119,6 +119,11 @@ void t_zk_free_names(char **names, int n);
 int t_zk_wait_count(const char *path, int n, long ms);
 /* Deletes a node (for "someone else deleted the lock node"). */
 int t_zk_delete(const char *path);
+/* The same, from a session authenticated as digest "user:password"
+ * (NULL: none); returns the ZooKeeper result (ZNOAUTH, ...). */
+int t_zk_delete_as(const char *digest, const char *path);
+/* Creates path (open ACL, ZooKeeper create flags) as digest. */
+int t_zk_create_as(const char *digest, const char *path, int flags);
 /* czxid of a node, 0 if missing. */
 int64_t t_zk_czxid(const char *path);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Starts and stops a throw-away ZooKeeper (Debian's `zookeeper` package) on
-# 127.0.0.1, on a free port, with all state in one directory.
+# Starts and stops throw-away ZooKeeper servers (Debian's `zookeeper`
+# package) on 127.0.0.1, on free ports, with all state in one directory.
 #
 #   zkserver.sh start DIR      start (port chosen once, kept in DIR/port);
 #                              prints 127.0.0.1:PORT when it serves
@@ -9,12 +9,19 @@
 #   zkserver.sh restart DIR    stop, then start on the same port and data
 #   zkserver.sh hosts DIR      prints 127.0.0.1:PORT
 #
+#   zkserver.sh ensemble DIR [N]   an N-node (default 3) ensemble in
+#                              DIR/n1..DIR/nN; prints the connect string
+#                              once every node serves. Each DIR/nK is a
+#                              node directory for the commands above, and
+#                              stop, kill and hosts on DIR act on them all.
+#   zkserver.sh mode DIR       leader, follower, standalone, or down
+#
 # tickTime=500 lets tests use 1..10 s sessions for fast expiry.
 set -euo pipefail
 
 cmd=${1:-}
 dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|kill|restart|hosts DIR" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|kill|restart|hosts|mode DIR | ensemble DIR [N]" >&2; exit 2; }
 
 CP=/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-log4j12.jar:/usr/share/java/log4j-1.2.jar:/usr/share/java/netty-handler.jar:/usr/share/java/netty-transport.jar:/usr/share/java/netty-common.jar:/usr/share/java/netty-buffer.jar:/usr/share/java/netty-resolver.jar:/usr/share/java/netty-codec.jar:/usr/share/java/commons-io.jar:/usr/share/java/metrics-core.jar:/usr/share/java/jline.jar
 
@@ -37,16 +44,30 @@ srvr() {
     return 1
 }
 
-start() {
-    mkdir -p "$dir/data"
+free_port() {
     local port
+    for _ in $(seq 200); do
+        port=$(( 20000 + RANDOM % 40000 ))
+        port_free "$port" && { echo "$port"; return 0; }
+    done
+    return 1
+}
+
+srvr_mode() {
+    local out
+    out=$( (exec 3<>"/dev/tcp/127.0.0.1/$1" && printf srvr >&3 && timeout 2 cat <&3) 2>/dev/null || true)
+    out=$(printf '%s\n' "$out" | sed -n 's/^Mode: //p')
+    echo "${out:-down}"
+}
+
+# launch: start the JVM of the node in $dir without waiting for it.
+launch() {
+    mkdir -p "$dir/data"
+    local port main=org.apache.zookeeper.server.ZooKeeperServerMain
     if [ -s "$dir/port" ]; then
         port=$(cat "$dir/port")
     else
-        for _ in $(seq 200); do
-            port=$(( 20000 + RANDOM % 40000 ))
-            port_free "$port" && break
-        done
+        port=$(free_port)
         echo "$port" > "$dir/port"
     fi
     cat > "$dir/zoo.cfg" <<CFG
@@ -61,6 +82,11 @@ admin.enableServer=false
 4lw.commands.whitelist=srvr,stat,mntr,wchs,cons,dump
 forceSync=${ZKL_FORCE_SYNC:-no}
 CFG
+    if [ -s "$dir/servers" ]; then
+        # An ensemble node: its peers, and who it is.
+        cat "$dir/servers" >> "$dir/zoo.cfg"
+        main=org.apache.zookeeper.server.quorum.QuorumPeerMain
+    fi
     cat > "$dir/log4j.properties" <<'L4J'
 log4j.rootLogger=WARN, F
 log4j.appender.F=org.apache.log4j.FileAppender
@@ -71,9 +97,15 @@ L4J
     setsid java -Xmx512m -XX:+UseSerialGC -Dzookeeper.admin.enableServer=false \
         -Dzk.logfile="$dir/server.log" \
         -Dlog4j.configuration="file:$dir/log4j.properties" \
-        -cp "$CP" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
+        -cp "$CP" "$main" "$dir/zoo.cfg" \
         > "$dir/stdout.log" 2>&1 < /dev/null &
     echo $! > "$dir/pid"
+}
+
+# ready: wait until the node in $dir serves; print its address.
+ready() {
+    local port
+    port=$(cat "$dir/port")
     for _ in $(seq 300); do
         if srvr "$port"; then
             echo "127.0.0.1:$port"
@@ -90,6 +122,56 @@ L4J
     return 1
 }
 
+start() {
+    launch && ready
+}
+
+ensemble() {
+    local n=${1:-3} i lines="" hosts=""
+    mkdir -p "$dir"
+    for i in $(seq "$n"); do
+        mkdir -p "$dir/n$i/data"
+        free_port > "$dir/n$i/port"
+        lines="${lines}server.$i=127.0.0.1:$(free_port):$(free_port)
+"
+    done
+    for i in $(seq "$n"); do
+        printf '%s' "$lines" > "$dir/n$i/servers"
+        echo "$i" > "$dir/n$i/data/myid"
+    done
+    for i in $(seq "$n"); do
+        (dir=$dir/n$i; launch)
+    done
+    for i in $(seq "$n"); do
+        hosts="$hosts${hosts:+,}$(dir=$dir/n$i; ready)" || return 1
+    done
+    echo "$hosts"
+}
+
+nodes() {
+    ls -d "$dir"/n[0-9]* 2>/dev/null
+}
+
+all_nodes() { # command on every node of an ensemble directory
+    local f=$1 node rc=0
+    for node in $(nodes); do
+        (dir=$node; $f) || rc=1
+    done
+    return $rc
+}
+
+hosts() {
+    if [ -s "$dir/port" ]; then
+        echo "127.0.0.1:$(cat "$dir/port")"
+    else
+        local node out=""
+        for node in $(nodes); do
+            out="$out${out:+,}127.0.0.1:$(cat "$node/port")"
+        done
+        echo "$out"
+    fi
+}
+
 stop() {
     local sig=${1:-TERM} pid
     [ -s "$dir/pid" ] || return 0
@@ -104,11 +186,18 @@ stop() {
     return 1
 }
 
+stop_term() { stop TERM; }
+stop_kill() { stop KILL; }
+
+single() { [ -s "$dir/port" ]; }
+
 case "$cmd" in
     start) start ;;
-    stop) stop TERM ;;
-    kill) stop KILL ;;
+    stop) if single; then stop TERM; else all_nodes stop_term; fi ;;
+    kill) if single; then stop KILL; else all_nodes stop_kill; fi ;;
     restart) stop TERM && start ;;
-    hosts) echo "127.0.0.1:$(cat "$dir/port")" ;;
+    hosts) hosts ;;
+    mode) srvr_mode "$(cat "$dir/port")" ;;
+    ensemble) shift 2; ensemble "${1:-3}" ;;
     *) echo "unknown command $cmd" >&2; exit 2 ;;
 esac

@@ -1,0 +1,167 @@
+/* Credentials and ACLs: what a client proves on each connection, and
+ * whom the nodes it creates let in (see zkl_acl_t in zklock.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int zkl__creds_add(zkl__cred_t **v, size_t *n, const char *scheme,
+                   const char *text)
+{
+    zkl__cred_t *nv = realloc(*v, (*n + 1) * sizeof *nv);
+
+    if (nv == NULL)
+        return ZKL_ENOMEM;
+    *v = nv;
+    nv[*n].scheme = strdup(scheme);
+    nv[*n].text = strdup(text);
+    if (nv[*n].scheme == NULL || nv[*n].text == NULL) {
+        free(nv[*n].scheme);
+        free(nv[*n].text);
+        return ZKL_ENOMEM;
+    }
+    (*n)++;
+    return ZKL_OK;
+}
+
+void zkl__creds_free(zkl__cred_t *v, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        free(v[i].scheme);
+        free(v[i].text);
+    }
+    free(v);
+}
+
+int zkl__creds_copy(zkl__cred_t **dst, size_t *ndst, const zkl__cred_t *src,
+                    size_t n)
+{
+    size_t i;
+
+    *dst = NULL;
+    *ndst = 0;
+    for (i = 0; i < n; i++) {
+        if (zkl__creds_add(dst, ndst, src[i].scheme, src[i].text) != ZKL_OK) {
+            zkl__creds_free(*dst, *ndst);
+            *dst = NULL;
+            *ndst = 0;
+            return ZKL_ENOMEM;
+        }
+    }
+    return ZKL_OK;
+}
+
+int zkl_options_add_auth(zkl_options_t *o, const char *scheme,
+                         const char *credential)
+{
+    if (o == NULL || scheme == NULL || scheme[0] == '\0' ||
+        credential == NULL)
+        return ZKL_EINVAL;
+    return zkl__creds_add(&o->auth, &o->nauth, scheme, credential);
+}
+
+int zkl_options_set_acl(zkl_options_t *o, zkl_acl_t mode)
+{
+    if (o == NULL || (mode != ZKL_ACL_OPEN && mode != ZKL_ACL_PRIVATE))
+        return ZKL_EINVAL;
+    o->acl_mode = mode;
+    return ZKL_OK;
+}
+
+int zkl_options_add_acl_id(zkl_options_t *o, const char *scheme,
+                           const char *id)
+{
+    int rc;
+
+    if (o == NULL || scheme == NULL || scheme[0] == '\0' || id == NULL ||
+        id[0] == '\0')
+        return ZKL_EINVAL;
+    if ((rc = zkl__creds_add(&o->ids, &o->nids, scheme, id)) == ZKL_OK)
+        o->acl_mode = ZKL_ACL_PRIVATE;
+    return rc;
+}
+
+/* Open: ZooKeeper's own constant, nothing owned. Private: all
+ * permissions for the client's own identities ("auth" stands for every
+ * identity the session authenticated as) and the configured ones, read
+ * for the world. */
+int zkl__acl_build(struct ACL_vector *acl, const zkl_options_t *o)
+{
+    size_t i, k = 0, n;
+
+    if (o == NULL || o->acl_mode == ZKL_ACL_OPEN) {
+        *acl = ZOO_OPEN_ACL_UNSAFE;
+        return ZKL_OK;
+    }
+    if (o->nauth == 0 && o->nids == 0)
+        return ZKL_EINVAL; /* nobody could ever delete the nodes */
+    n = 1 + (o->nauth > 0) + o->nids;
+    acl->data = calloc(n, sizeof *acl->data);
+    acl->count = 0;
+    if (acl->data == NULL)
+        return ZKL_ENOMEM;
+    acl->count = (int32_t)n;
+    acl->data[k].perms = ZOO_PERM_READ;
+    acl->data[k].id.scheme = strdup("world");
+    acl->data[k++].id.id = strdup("anyone");
+    if (o->nauth > 0) {
+        acl->data[k].perms = ZOO_PERM_ALL;
+        acl->data[k].id.scheme = strdup("auth");
+        acl->data[k++].id.id = strdup("");
+    }
+    for (i = 0; i < o->nids; i++) {
+        acl->data[k].perms = ZOO_PERM_ALL;
+        acl->data[k].id.scheme = strdup(o->ids[i].scheme);
+        acl->data[k++].id.id = strdup(o->ids[i].text);
+    }
+    for (i = 0; i < n; i++) {
+        if (acl->data[i].id.scheme == NULL || acl->data[i].id.id == NULL) {
+            zkl__acl_free(acl);
+            return ZKL_ENOMEM;
+        }
+    }
+    return ZKL_OK;
+}
+
+void zkl__acl_free(struct ACL_vector *acl)
+{
+    int32_t i;
+
+    if (acl->data == ZOO_OPEN_ACL_UNSAFE.data)
+        return;
+    for (i = 0; i < acl->count; i++) {
+        free(acl->data[i].id.scheme);
+        free(acl->data[i].id.id);
+    }
+    free(acl->data);
+    acl->data = NULL;
+    acl->count = 0;
+}
+
+static void auth_done(int rc, const void *data)
+{
+    (void)data;
+    /* A refusal also arrives as ZOO_AUTH_FAILED_STATE on the session
+     * watcher, which is where the client handles it. */
+    if (rc != ZOK)
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: authentication refused: %s",
+                zerror(rc));
+}
+
+/* Queued on a new handle: the ZooKeeper client sends it on connecting
+ * and again on every reconnect of the session. */
+int zkl__send_auth(zkl_client_t *c)
+{
+    size_t i;
+
+    for (i = 0; i < c->nauth; i++) {
+        int rc = zoo_add_auth(c->zh, c->auth[i].scheme, c->auth[i].text,
+                              (int)strlen(c->auth[i].text), auth_done, NULL);
+
+        if (rc != ZOK)
+            return zkl__from_zk(rc);
+    }
+    return ZKL_OK;
+}
