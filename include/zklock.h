@@ -241,6 +241,12 @@ ZKL_EXTERN void zkl_client_free(zkl_client_t *c);
  * while connected, ZKL_CONN_SUSPENDED while not (also before the first
  * connection), ZKL_CONN_AUTH_FAILED when unusable. */
 ZKL_EXTERN zkl_conn_event_t zkl_client_state(const zkl_client_t *c);
+/* The server the client is connected to, as "ip:port", copied into buf
+ * (size bytes, NUL included): for logs, and for tests that fail that
+ * very server. Errors: ZKL_EINVAL (NULL, or buf too small),
+ * ZKL_ECONNLOSS (not connected now). */
+ZKL_EXTERN int zkl_client_server(const zkl_client_t *c, char *buf,
+                                 size_t size);
 /* Session id (0 before the first connection). */
 ZKL_EXTERN int64_t zkl_client_session_id(const zkl_client_t *c);
 /* Session timeout negotiated with the server (the requested one before). */

@@ -358,6 +358,25 @@ zkl_conn_event_t zkl_client_state(const zkl_client_t *c)
     return (zkl_conn_event_t)c->conn_state;
 }
 
+int zkl_client_server(const zkl_client_t *c, char *buf, size_t size)
+{
+    const char *s;
+    size_t n;
+
+    if (c == NULL || buf == NULL || size == 0)
+        return ZKL_EINVAL;
+    buf[0] = '\0';
+    if (c->zh == NULL || !c->connected)
+        return ZKL_ECONNLOSS;
+    s = zoo_get_current_server(c->zh); /* the C client's static buffer */
+    if (s == NULL || (n = strlen(s)) == 0)
+        return ZKL_ECONNLOSS;
+    if (n >= size)
+        return ZKL_EINVAL;
+    memcpy(buf, s, n + 1);
+    return ZKL_OK;
+}
+
 int64_t zkl_client_session_id(const zkl_client_t *c)
 {
     return c != NULL ? c->session_id : 0;

@@ -69,6 +69,93 @@ void t_server(const char *cmd)
         FAILF("zkserver.sh %s failed (%d)", cmd, rc);
 }
 
+/* ---------------- ensemble ---------------- */
+
+static const char *ens_dir(void)
+{
+    const char *d = getenv("ZKL_TEST_ENSEMBLE");
+
+    if (d == NULL || d[0] == '\0')
+        FAILF("ZKL_TEST_ENSEMBLE is not set: run through test/suite.sh");
+    return d;
+}
+
+void t_ens(const char *cmd, int k)
+{
+    char line[1024];
+    const char *src = getenv("top_srcdir");
+    int rc;
+
+    snprintf(line, sizeof line, "%s/test/zkserver.sh %s %s/n%d >/dev/null",
+             src ? src : ".", cmd, ens_dir(), k);
+    rc = system(line);
+    if (rc != 0)
+        FAILF("zkserver.sh %s n%d failed (%d)", cmd, k, rc);
+}
+
+static int ens_port(int k)
+{
+    char p[512];
+    FILE *f;
+    int port = 0;
+
+    snprintf(p, sizeof p, "%s/n%d/port", ens_dir(), k);
+    if ((f = fopen(p, "r")) == NULL)
+        FAILF("no %s", p);
+    if (fscanf(f, "%d", &port) != 1)
+        port = 0;
+    fclose(f);
+    return port;
+}
+
+const char *t_ens_host(int k)
+{
+    static char buf[4][64];
+    static int i;
+    char *b = buf[i++ % 4];
+
+    snprintf(b, 64, "127.0.0.1:%d", ens_port(k));
+    return b;
+}
+
+int t_ens_node_of(const char *hostport)
+{
+    const char *colon = hostport ? strrchr(hostport, ':') : NULL;
+    int k;
+
+    for (k = 1; colon != NULL && k <= T_ENS_NODES; k++)
+        if (atoi(colon + 1) == ens_port(k))
+            return k;
+    FAILF("%s is no node of the ensemble", hostport ? hostport : "NULL");
+}
+
+int t_ens_leader(long ms)
+{
+    uint64_t end = t_now_ms() + (uint64_t)ms;
+    char line[1024], out[64];
+    const char *src = getenv("top_srcdir");
+    int k;
+
+    do {
+        for (k = 1; k <= T_ENS_NODES; k++) {
+            FILE *f;
+
+            snprintf(line, sizeof line, "%s/test/zkserver.sh mode %s/n%d",
+                     src ? src : ".", ens_dir(), k);
+            if ((f = popen(line, "r")) == NULL)
+                continue;
+            out[0] = '\0';
+            if (fgets(out, sizeof out, f) == NULL)
+                out[0] = '\0';
+            pclose(f);
+            if (strncmp(out, "leader", 6) == 0)
+                return k;
+        }
+        t_run_for(100);
+    } while (t_now_ms() < end);
+    FAILF("no leader within %ld ms", ms);
+}
+
 /* ---------------- loop ---------------- */
 
 static void t_wake(evutil_socket_t fd, short what, void *arg)
@@ -492,6 +579,7 @@ static void test_no_lock_nodes_left(void)
 
 #define T(name, secs) void test_##name(void);
 #include "test-list.h"
+#include "test-ensemble-list.h"
 #undef T
 
 static const struct {
@@ -515,6 +603,16 @@ static int selected(const char *name, int argc, char **argv)
             return 1;
     return 0;
 }
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+    int secs;
+} ens_tests[] = {
+#define T(name, secs) {#name, test_##name, secs},
+#include "test-ensemble-list.h"
+#undef T
+};
 
 static int passed, failed;
 
@@ -561,6 +659,11 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc == 2 && strcmp(argv[1], "--leftovers") == 0) {
         run_one("no_lock_nodes_left", test_no_lock_nodes_left, 120);
+    } else if (argc >= 2 && strcmp(argv[1], "--ensemble") == 0) {
+        for (i = 0; i < sizeof ens_tests / sizeof ens_tests[0]; i++)
+            if (selected(ens_tests[i].name, argc - 1, argv + 1))
+                run_one(ens_tests[i].name, ens_tests[i].fn,
+                        ens_tests[i].secs);
     } else {
         for (i = 0; i < sizeof tests / sizeof tests[0]; i++)
             if (selected(tests[i].name, argc, argv))

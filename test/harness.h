@@ -65,6 +65,18 @@ uint64_t t_now_ms(void);
  * restart); fails the test if the script fails. */
 void t_server(const char *cmd);
 
+/* ---- ensemble (tests run by `run-tests --ensemble`) ---- */
+#define T_ENS_NODES 3
+/* Runs test/zkserver.sh CMD (start, stop, kill) on node k (1..3) of the
+ * suite's ensemble (ZKL_TEST_ENSEMBLE); fails the test if it fails. */
+void t_ens(const char *cmd, int k);
+/* "127.0.0.1:PORT" of node k. */
+const char *t_ens_host(int k);
+/* The node serving at hostport ("ip:port"). */
+int t_ens_node_of(const char *hostport);
+/* The node that is leader, waiting up to ms for one. */
+int t_ens_leader(long ms);
+
 /* ---- loop ---- */
 extern struct event_base *t_base;
 /* Runs the loop until *flag != 0 or ms pass; returns *flag. */

@@ -17,6 +17,7 @@ work=$(mktemp -d /tmp/zklock-test.XXXXXX)
 export ZKL_TEST_ZKDIR=$work/zk
 cleanup() {
     "$top_srcdir/test/zkserver.sh" kill "$ZKL_TEST_ZKDIR" >/dev/null 2>&1 || true
+    [ -d "$work/ens" ] && "$top_srcdir/test/zkserver.sh" kill "$work/ens" >/dev/null 2>&1 || true
     [ -n "${ZKL_TEST_KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -61,6 +62,29 @@ done
 # Last: nothing any test started may have left a lock node behind.
 "$top_builddir/test/run-tests" --leftovers | tee "$work/leftovers.out"
 tally "$work/leftovers.out" leftovers
+
+# Failover: a 3-node ensemble of its own (skipped only when the test
+# names given select none of its tests).
+want_ens=1
+if [ $# -gt 0 ]; then
+    want_ens=0
+    for f in "$@"; do case "ensemble" in *"$f"*) want_ens=1 ;; esac; done
+    for f in "$@"; do case "$f" in ensemble*) want_ens=1 ;; esac; done
+fi
+if [ $want_ens = 1 ]; then
+    export ZKL_TEST_ENSEMBLE=$work/ens
+    if ens_hosts=$("$top_srcdir/test/zkserver.sh" ensemble "$ZKL_TEST_ENSEMBLE" 3); then
+        echo "# ensemble at $ens_hosts"
+        ZKL_TEST_HOSTS=$ens_hosts "$top_builddir/test/run-tests" --ensemble "$@" | tee "$work/ens.out"
+        tally "$work/ens.out" ensemble
+        ZKL_TEST_HOSTS=$ens_hosts "$top_builddir/test/run-tests" --leftovers | tee "$work/ens-leftovers.out"
+        tally "$work/ens-leftovers.out" ensemble-leftovers
+    else
+        echo "FAIL: could not start a 3-node ensemble"
+        failed=$((failed + 1))
+    fi
+    "$top_srcdir/test/zkserver.sh" kill "$ZKL_TEST_ENSEMBLE" >/dev/null 2>&1 || true
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,0 +1,6 @@
+/* Tests against the suite's 3-node ensemble (run-tests --ensemble), in
+ * order: T(name, time limit s). Each leaves every node running. */
+T(ensemble_basic, 30)
+T(ensemble_kill_leader, 90)
+T(ensemble_kill_connected_follower, 90)
+T(ensemble_rolling_restart, 180)
