@@ -461,8 +461,11 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
     for (guard = 0; guard < 10000; guard++) {
         uint64_t now;
 
-        if (zkl__over_budget(c)) {
-            /* Yield: arm() sees the queued work and asks for "at once". */
+        if (guard > 0 && zkl__over_budget(c)) {
+            /* Yield: arm() sees the queued work and asks for "at once".
+             * Never before one round: when reading alone uses up the
+             * budget (a slow machine, a reconnect storm), steps and
+             * callbacks must still move, one at least per pass. */
             ask_interest(c, fd, events, ms);
             break;
         }

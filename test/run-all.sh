@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh Debian 12 machine and runs every test:
 # the suite on the plain build, the suite again under AddressSanitizer +
-# UBSan, and `make distcheck`. Ends with one line "N passed, N failed";
+# UBSan, the C tests under valgrind memcheck (any error or leak fails the
+# test), and `make distcheck`. Ends with one line "N passed, N failed";
 # exits non-zero if anything failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +29,16 @@ for b in plain asan; do
     [ -n "$line" ] && add "$line" || failed=$((failed + 1))
     rm -f "$out"
 done
+
+echo "== C tests under valgrind memcheck, plain build"
+out=$(mktemp)
+ZKL_TEST_PREFIX="valgrind/" ZKL_TEST_NO_SHELL=1 top_srcdir="$top" \
+    top_builddir="$top/build/plain" \
+    ZKL_TEST_WRAPPER="$top/build/plain/libtool --mode=execute valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect" \
+    bash test/suite.sh 2>&1 | tee "$out"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+[ -n "$line" ] && add "$line" || failed=$((failed + 1))
+rm -f "$out"
 
 echo "== make distcheck"
 if make -C build/plain distcheck >build/plain/distcheck.log 2>&1; then

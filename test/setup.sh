@@ -9,7 +9,7 @@ cd "$top"
 
 PKGS="build-essential autoconf automake libtool pkg-config
       libzookeeper-st-dev libevent-dev zookeeper
-      openjdk-17-jdk-headless libcurator-recipes-java procps"
+      openjdk-17-jdk-headless libcurator-recipes-java procps valgrind"
 
 if [ "${1:-}" = --packages ]; then
     echo $PKGS

@@ -5,6 +5,9 @@
 # never skips, when no server can be started.
 #
 #   test/suite.sh [TEST-NAME-SUBSTRING...]
+#
+# ZKL_TEST_WRAPPER: a command put before every run of the C tests
+# (run-all.sh uses valgrind); ZKL_TEST_NO_SHELL=1 skips the shell tests.
 set -uo pipefail
 
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -44,11 +47,13 @@ tally() { # parses a runner's closing line
     failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
 }
 
-"$top_builddir/test/run-tests" "$@" | tee "$work/c.out"
+wrap=${ZKL_TEST_WRAPPER:-}
+$wrap "$top_builddir/test/run-tests" "$@" | tee "$work/c.out"
 tally "$work/c.out" run-tests
 
 for t in "$top_srcdir"/test/test-*.sh; do
     [ -e "$t" ] || continue
+    [ -z "${ZKL_TEST_NO_SHELL:-}" ] || continue
     name=$(basename "$t" .sh)
     if [ $# -gt 0 ]; then
         want=0
@@ -75,7 +80,7 @@ if [ $want_ens = 1 ]; then
     export ZKL_TEST_ENSEMBLE=$work/ens
     if ens_hosts=$("$top_srcdir/test/zkserver.sh" ensemble "$ZKL_TEST_ENSEMBLE" 3); then
         echo "# ensemble at $ens_hosts"
-        ZKL_TEST_HOSTS=$ens_hosts "$top_builddir/test/run-tests" --ensemble "$@" | tee "$work/ens.out"
+        ZKL_TEST_HOSTS=$ens_hosts $wrap "$top_builddir/test/run-tests" --ensemble "$@" | tee "$work/ens.out"
         tally "$work/ens.out" ensemble
         ZKL_TEST_HOSTS=$ens_hosts "$top_builddir/test/run-tests" --leftovers | tee "$work/ens-leftovers.out"
         tally "$work/ens-leftovers.out" ensemble-leftovers
