@@ -555,7 +555,7 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
     c->depth++;
     begin_budget(c);
     if (c->zh != NULL && !c->dead && !c->freeing) {
-        int rc, i;
+        int rc;
 
         if (from_timer && c->more_io)
             zk_events = ZOOKEEPER_READ; /* an earlier pass yielded */
@@ -565,7 +565,7 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
         } else {
             /* One call handles at most one reply: take all that are
              * there, up to the pass budget. */
-            for (i = 0;; i++) {
+            for (;;) {
                 rc = zookeeper_process(c->zh, zk_events);
                 if (rc != ZOK)
                     break;

@@ -41,8 +41,9 @@
 /* ---- time ---- */
 uint64_t zkl__now_ms(void);
 uint64_t zkl__now_us(void);
-/* Work per pass is bounded so one busy client cannot stall the loop:
- * past the budget a pass stops, re-arms for "at once", and the loop
+/* Work per loop turn is bounded so busy clients cannot stall the loop:
+ * the clients attached on one thread split this budget (client.c), and
+ * past its share a pass stops, re-arms for "at once", and the loop
  * serves everything else first. */
 #define ZKL__PASS_BUDGET_US 400
 int zkl__over_budget(const zkl_client_t *c);

@@ -39,26 +39,25 @@ struct zkl__queue {
     char dir[];
 };
 
-static zkl__queue_t **slot(zkl_client_t *c, const zkl__att_t *a,
-                           uint64_t h)
+/* The view of the lock path dir (dirlen bytes, no NUL needed). */
+static zkl__queue_t *lookup(zkl_client_t *c, const char *dir, size_t dirlen)
 {
-    zkl__queue_t **pp;
+    zkl__queue_t *q;
+    uint64_t h;
 
-    if (c->qtab_size == 0)
+    if (c->nqueues == 0)
         return NULL;
-    for (pp = &c->qtab[h & (c->qtab_size - 1)]; *pp != NULL;
-         pp = &(*pp)->hnext)
-        if ((*pp)->hash == h && (*pp)->dirlen == a->dirlen &&
-            memcmp((*pp)->dir, a->path, a->dirlen) == 0)
-            return pp;
+    h = zkl__hashn(dir, dirlen);
+    for (q = c->qtab[h & (c->qtab_size - 1)]; q != NULL; q = q->hnext)
+        if (q->hash == h && q->dirlen == dirlen &&
+            memcmp(q->dir, dir, dirlen) == 0)
+            return q;
     return NULL;
 }
 
 static zkl__queue_t *find(zkl_client_t *c, const zkl__att_t *a)
 {
-    zkl__queue_t **pp = slot(c, a, zkl__hashn(a->path, a->dirlen));
-
-    return pp != NULL ? *pp : NULL;
+    return lookup(c, a->path, a->dirlen);
 }
 
 static void queue_free(zkl__queue_t *q)
@@ -131,6 +130,26 @@ static uint32_t search(const zkl__queue_t *q, uint32_t seq)
     return lo;
 }
 
+/* Index of the entry at sequence seq, if it is named name (any name
+ * when NULL); else q->n. */
+static uint32_t entry(const zkl__queue_t *q, uint32_t seq, const char *name)
+{
+    uint32_t i = search(q, seq);
+
+    if (i < q->n && q->ents[i].seq == seq &&
+        (name == NULL || strcmp(q->ents[i].name, name) == 0))
+        return i;
+    return q->n;
+}
+
+static void cover(zkl__queue_t *q, zkl__att_t *a)
+{
+    if (!(a->flags & ZKL__F_QUEUED)) {
+        a->flags |= ZKL__F_QUEUED;
+        q->refs++;
+    }
+}
+
 static int by_seq(const void *x, const void *y)
 {
     uint32_t a = ((const zkl__qent_t *)x)->seq,
@@ -201,7 +220,7 @@ int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
                      const struct String_vector *sv, const char *me)
 {
     zkl__queue_t *q;
-    uint32_t own = zkl__seq_of(me), i;
+    uint32_t own = zkl__seq_of(me);
 
     if (own == UINT32_MAX)
         return 0;
@@ -221,18 +240,14 @@ int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
         if (!append(q, sv, q->max_seq + 1, own))
             return 0;
         q->max_seq = own;
-    } else if ((i = search(q, own)) >= q->n || q->ents[i].seq != own ||
-               strcmp(q->ents[i].name, me) != 0) {
+    } else if (entry(q, own, me) == q->n) {
         /* A name the view does not hold at a sequence it claims to
          * cover: the lock path was deleted and made anew, restarting the
          * sequence. Nobody may trust this view any more. */
         q->broken = 1;
         return 0;
     }
-    if (!(a->flags & ZKL__F_QUEUED)) {
-        a->flags |= ZKL__F_QUEUED;
-        q->refs++;
-    }
+    cover(q, a);
     return 1;
 }
 
@@ -263,11 +278,9 @@ int zkl__queue_below(zkl_client_t *c, zkl__att_t *a, uint32_t seq,
         uint32_t own = zkl__seq_of(me);
 
         if (own == UINT32_MAX || own > q->max_seq ||
-            (i = search(q, own)) >= q->n || q->ents[i].seq != own ||
-            strcmp(q->ents[i].name, me) != 0)
+            entry(q, own, me) == q->n)
             return -1;
-        a->flags |= ZKL__F_QUEUED;
-        q->refs++;
+        cover(q, a);
     }
     for (i = search(q, seq); i > q->head; i--) {
         if (q->ents[i - 1].name[0] != '\0') {
@@ -284,32 +297,22 @@ void zkl__queue_gone(zkl_client_t *c, zkl__att_t *a, uint32_t seq)
     zkl__queue_t *q = find(c, a);
     uint32_t i;
 
-    if (q != NULL && (i = search(q, seq)) < q->n && q->ents[i].seq == seq)
+    if (q != NULL && (i = entry(q, seq, NULL)) < q->n)
         q->ents[i].name[0] = '\0';
 }
 
 void zkl__queue_gone_path(zkl_client_t *c, const char *path)
 {
     const char *slash = strrchr(path, '/');
-    zkl__queue_t **pp;
+    zkl__queue_t *q;
     uint32_t seq, i;
 
     if (c->nqueues == 0 || slash == NULL ||
-        (seq = zkl__seq_of(slash + 1)) == UINT32_MAX)
+        (seq = zkl__seq_of(slash + 1)) == UINT32_MAX ||
+        (q = lookup(c, path, (size_t)(slash - path))) == NULL)
         return;
-    for (pp = &c->qtab[zkl__hashn(path, (size_t)(slash - path)) &
-                       (c->qtab_size - 1)];
-         *pp != NULL; pp = &(*pp)->hnext) {
-        zkl__queue_t *q = *pp;
-
-        if (q->dirlen == (size_t)(slash - path) &&
-            memcmp(q->dir, path, q->dirlen) == 0) {
-            if ((i = search(q, seq)) < q->n && q->ents[i].seq == seq &&
-                strcmp(q->ents[i].name, slash + 1) == 0)
-                q->ents[i].name[0] = '\0';
-            return;
-        }
-    }
+    if ((i = entry(q, seq, slash + 1)) < q->n)
+        q->ents[i].name[0] = '\0';
 }
 
 void zkl__queue_trim(zkl_client_t *c, zkl__att_t *a, uint32_t seq)
