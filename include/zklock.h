@@ -329,9 +329,11 @@ typedef enum zkl_lock_event {
     /* While held, after ZKL_LOCK_SUSPENDED: the session survived and the
      * lock node was confirmed to still exist; status 0. */
     ZKL_LOCK_RESTORED = 4,
-    /* The hold is over without a release: ZKL_ESESSION (session expired,
-     * or suspended for longer than the session timeout: another
-     * contender may hold the lock now), ZKL_ENODEGONE (node deleted by
+    /* The hold is over without a release: ZKL_ESESSION (the session
+     * expired, or the server has not been heard from for 9/10 of the
+     * session timeout: told then, this comes before the server can
+     * expire the session and grant the lock to another contender, as
+     * long as this process was running), ZKL_ENODEGONE (node deleted by
      * someone else), ZKL_ECLOSED (client freed). The handle is idle again
      * and may acquire anew. */
     ZKL_LOCK_LOST = 5,

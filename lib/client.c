@@ -213,6 +213,7 @@ static void on_session_event(zkl_client_t *c, int state)
 
         c->connected = 1;
         c->ever_connected = 1;
+        c->heard_at = zkl__now_ms();
         c->suspended_at = 0;
         c->presumed_lost = 0;
         c->session_id = id != NULL ? id->client_id : 0;
@@ -450,6 +451,23 @@ static void ask_interest(zkl_client_t *c, int *fd, int *events, long *ms)
     *ms = (long)tv.tv_sec * 1000L + (long)(tv.tv_usec + 999) / 1000L;
 }
 
+/* When held locks are told ZKL_ESESSION while disconnected: a tenth of
+ * the session timeout before the server may expire the session. The
+ * server counts the timeout from the last packet it had from us; the
+ * last reply we read left it after that, so counting from our last read
+ * is almost as late, and the tenth covers that flight time and the
+ * clocks' rate difference. The holder must hear it before the server
+ * can give the lock to anyone else. */
+static uint64_t presumed_expiry_at(const zkl_client_t *c)
+{
+    uint64_t t = (uint64_t)zkl_client_session_timeout(c);
+    uint64_t from = c->suspended_at;
+
+    if (c->heard_at != 0 && c->heard_at < from)
+        from = c->heard_at;
+    return from + t - t / 10;
+}
+
 /* Moves everything forward until nothing is left to do without waiting
  * for the loop; with_callbacks == 0 when called from an API function,
  * whose caller must not see callbacks before it returns. */
@@ -477,7 +495,7 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
         now = zkl__now_ms();
         zkl__on_deadlines(c, now);
         if (c->suspended_at != 0 && !c->presumed_lost &&
-            now >= c->suspended_at + (uint64_t)zkl_client_session_timeout(c)) {
+            now >= presumed_expiry_at(c)) {
             c->presumed_lost = 1;
             zkl__on_presumed_expiry(c);
         }
@@ -521,7 +539,7 @@ static void arm(zkl_client_t *c, int fd, int events, long ms)
             ms = d;
     }
     if (c->suspended_at != 0 && !c->presumed_lost) {
-        uint64_t end = c->suspended_at + (uint64_t)zkl_client_session_timeout(c);
+        uint64_t end = presumed_expiry_at(c);
         long d = end > now ? (long)(end - now) : 0;
 
         if (ms < 0 || d < ms)
@@ -555,10 +573,12 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
     c->depth++;
     begin_budget(c);
     if (c->zh != NULL && !c->dead && !c->freeing) {
-        int rc;
+        uint64_t t = zkl__now_ms();
+        int rc, reading;
 
         if (from_timer && c->more_io)
             zk_events = ZOOKEEPER_READ; /* an earlier pass yielded */
+        reading = zk_events & ZOOKEEPER_READ;
         c->more_io = 0;
         if (zk_events == 0) {
             rc = zookeeper_process(c->zh, 0);
@@ -580,6 +600,10 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
         }
         if (rc != ZOK && rc != ZNOTHING)
             c->io_reset = 1;
+        /* A read that did not end the connection came from the server
+         * (a reset would have: the session watcher ran). */
+        if (reading && c->connected)
+            c->heard_at = t;
         if (zoo_state(c->zh) == ZOO_EXPIRED_SESSION_STATE)
             c->expired = 1;
     }

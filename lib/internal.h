@@ -220,6 +220,8 @@ struct zkl_client {
     int ever_connected;       /* this session connected at least once */
     int expired;              /* the session is dead: renew it */
     uint64_t suspended_at;    /* monotonic ms when the connection went */
+    uint64_t heard_at;        /* monotonic ms of the last read from the
+                                 server while connected */
     int presumed_lost;        /* held locks told ZKL_ESESSION already */
     int64_t session_id;
     int conn_state;           /* zkl_conn_event_t for zkl_client_state() */

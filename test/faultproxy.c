@@ -1,10 +1,13 @@
-/* See faultproxy.h. One pair of bufferevents per proxied connection. */
+/* See faultproxy.h. One pair of bufferevents per proxied connection.
+ * Client bytes are forwarded a whole frame at a time, so an armed fault
+ * sees exactly one request; server bytes are forwarded as they come. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -14,11 +17,28 @@
 
 #include "faultproxy.h"
 
+/* Bytes waiting out the added latency, in arrival order. */
+struct chunk {
+    struct chunk *next;
+    uint64_t due_ms;
+    struct evbuffer *buf;
+};
+
+struct lane {
+    struct bufferevent *to;
+    struct chunk *head, **tail;
+};
+
 struct pair {
     fp_t *fp;
     struct bufferevent *cli, *srv;
     struct pair *next;
-    int losing;      /* forwarding a request whose reply will be lost */
+    struct lane up, down;      /* client -> server, server -> client */
+    struct event *lat_timer;   /* flushes the lanes */
+    struct event *hold_timer;  /* ends an FP_DELAY */
+    int hello_seen;            /* the connect request has passed */
+    int losing;                /* a request's reply will be lost */
+    int holding;               /* FP_DELAY: replies not read for now */
 };
 
 struct fp {
@@ -27,10 +47,26 @@ struct fp {
     uint16_t target;
     char hosts[32];
     struct pair *pairs;
-    int stalled, refusing, accepted;
-    int lose_ms;     /* armed fp_lose_next_reply, 0 = off */
-    struct event *lose_timer;
+    int stalled, refusing, accepted, latency_ms;
+    int arm_op, arm_ms, fired;
+    fp_fault_t arm_fault;      /* 0: nothing armed */
+    struct event *lose_timer, *unstall_timer;
 };
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static struct timeval tv_ms(long ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+    return tv;
+}
 
 static void set_rst(struct bufferevent *b)
 {
@@ -39,6 +75,18 @@ static void set_rst(struct bufferevent *b)
 
     if (fd >= 0)
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+}
+
+static void lane_clear(struct lane *l)
+{
+    struct chunk *k;
+
+    while ((k = l->head) != NULL) {
+        l->head = k->next;
+        evbuffer_free(k->buf);
+        free(k);
+    }
+    l->tail = &l->head;
 }
 
 static void pair_close(struct pair *p)
@@ -55,6 +103,10 @@ static void pair_close(struct pair *p)
     set_rst(p->srv);
     bufferevent_free(p->cli);
     bufferevent_free(p->srv);
+    lane_clear(&p->up);
+    lane_clear(&p->down);
+    event_free(p->lat_timer);
+    event_free(p->hold_timer);
     free(p);
 }
 
@@ -63,13 +115,73 @@ static void pair_apply(struct pair *p)
     if (p->fp->stalled) {
         bufferevent_disable(p->cli, EV_READ);
         bufferevent_disable(p->srv, EV_READ);
-    } else {
-        bufferevent_enable(p->cli, EV_READ);
-        if (p->losing)
-            bufferevent_disable(p->srv, EV_READ); /* replies never read */
-        else
-            bufferevent_enable(p->srv, EV_READ);
+        return;
     }
+    bufferevent_enable(p->cli, EV_READ);
+    if (p->losing || p->holding)
+        bufferevent_disable(p->srv, EV_READ);
+    else
+        bufferevent_enable(p->srv, EV_READ);
+}
+
+static void arm_lat_timer(struct pair *p)
+{
+    uint64_t due = UINT64_MAX, now = now_ms();
+    struct timeval tv;
+
+    if (p->up.head != NULL)
+        due = p->up.head->due_ms;
+    if (p->down.head != NULL && p->down.head->due_ms < due)
+        due = p->down.head->due_ms;
+    if (due == UINT64_MAX)
+        return;
+    tv = tv_ms(due > now ? (long)(due - now) : 0);
+    evtimer_add(p->lat_timer, &tv);
+}
+
+static void lane_flush(struct lane *l, uint64_t now)
+{
+    struct chunk *k;
+
+    while ((k = l->head) != NULL && k->due_ms <= now) {
+        l->head = k->next;
+        if (l->head == NULL)
+            l->tail = &l->head;
+        bufferevent_write_buffer(l->to, k->buf);
+        evbuffer_free(k->buf);
+        free(k);
+    }
+}
+
+static void lat_fire(evutil_socket_t fd, short what, void *arg)
+{
+    struct pair *p = arg;
+    uint64_t now = now_ms();
+
+    (void)fd;
+    (void)what;
+    lane_flush(&p->up, now);
+    lane_flush(&p->down, now);
+    arm_lat_timer(p);
+}
+
+/* Moves all of buf on towards the lane's end, now or after the latency;
+ * bytes never overtake bytes queued earlier. */
+static void lane_send(struct pair *p, struct lane *l, struct evbuffer *buf)
+{
+    struct chunk *k;
+
+    if (p->fp->latency_ms == 0 && l->head == NULL) {
+        bufferevent_write_buffer(l->to, buf);
+        return;
+    }
+    k = calloc(1, sizeof *k);
+    k->buf = evbuffer_new();
+    k->due_ms = now_ms() + (uint64_t)p->fp->latency_ms;
+    evbuffer_add_buffer(k->buf, buf);
+    *l->tail = k;
+    l->tail = &k->next;
+    arm_lat_timer(p);
 }
 
 static void lose_fire(evutil_socket_t fd, short what, void *arg)
@@ -86,21 +198,106 @@ static void lose_fire(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+static void hold_fire(evutil_socket_t fd, short what, void *arg)
+{
+    struct pair *p = arg;
+
+    (void)fd;
+    (void)what;
+    p->holding = 0;
+    pair_apply(p);
+}
+
+static int be32(const unsigned char *b)
+{
+    uint32_t v;
+
+    memcpy(&v, b, 4);
+    return (int)ntohl(v);
+}
+
+static int aimed_at(const fp_t *fp, int op)
+{
+    if (fp->arm_fault == 0)
+        return 0;
+    if (fp->arm_op != FP_OP_ANY)
+        return op == fp->arm_op;
+    return op > 0 && op != FP_OP_PING && op != 100 && op != 101;
+}
+
+/* Sets off the armed fault on p with frame, the request it aims at.
+ * Returns 0 if p is gone. */
+static int fire(struct pair *p, struct evbuffer *frame)
+{
+    fp_t *fp = p->fp;
+    struct timeval tv = tv_ms(fp->arm_ms);
+    fp_fault_t f = fp->arm_fault;
+
+    fp->arm_fault = 0;
+    fp->fired++;
+    if (f == FP_CUT) {
+        pair_close(p);
+        return 0;
+    }
+    lane_send(p, &p->up, frame);
+    switch (f) {
+    case FP_LOSE:
+        p->losing = 1;
+        evtimer_add(fp->lose_timer, &tv);
+        break;
+    case FP_DELAY:
+        p->holding = 1;
+        evtimer_add(p->hold_timer, &tv);
+        break;
+    case FP_STALL:
+        fp_stall_for(fp, fp->arm_ms);
+        return 1;
+    default:
+        break;
+    }
+    pair_apply(p);
+    return 1;
+}
+
+static void from_client(struct pair *p)
+{
+    struct evbuffer *in = bufferevent_get_input(p->cli);
+    struct evbuffer *frame = evbuffer_new();
+
+    for (;;) {
+        size_t len = evbuffer_get_length(in);
+        unsigned char hdr[12];
+        int op = -1;
+        size_t n;
+
+        if (len < 4)
+            break;
+        evbuffer_copyout(in, hdr, len < sizeof hdr ? len : sizeof hdr);
+        n = (size_t)(uint32_t)be32(hdr);
+        if (len < 4 + n)
+            break;
+        if (p->hello_seen && n >= 8)
+            op = be32(hdr + 8);
+        p->hello_seen = 1;
+        evbuffer_remove_buffer(in, frame, 4 + n);
+        if (aimed_at(p->fp, op)) {
+            if (!fire(p, frame))
+                break;
+        } else {
+            lane_send(p, &p->up, frame);
+        }
+    }
+    evbuffer_free(frame);
+}
+
 static void on_read(struct bufferevent *from, void *arg)
 {
     struct pair *p = arg;
-    struct bufferevent *to = from == p->cli ? p->srv : p->cli;
 
-    if (from == p->cli && p->fp->lose_ms > 0 && !p->losing) {
-        struct timeval tv = {p->fp->lose_ms / 1000,
-                             (p->fp->lose_ms % 1000) * 1000};
-
-        p->losing = 1;
-        p->fp->lose_ms = 0;
-        pair_apply(p);
-        evtimer_add(p->fp->lose_timer, &tv);
-    }
-    bufferevent_write_buffer(to, bufferevent_get_input(from));
+    if (from == p->cli)
+        from_client(p);
+    else
+        lane_send(p, &p->down, bufferevent_get_input(from));
 }
 
 static void on_event(struct bufferevent *b, short what, void *arg)
@@ -132,22 +329,33 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
     p->fp = fp;
     p->cli = bufferevent_socket_new(fp->base, fd, BEV_OPT_CLOSE_ON_FREE);
     p->srv = bufferevent_socket_new(fp->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    p->up.to = p->srv;
+    p->up.tail = &p->up.head;
+    p->down.to = p->cli;
+    p->down.tail = &p->down.head;
+    p->lat_timer = evtimer_new(fp->base, lat_fire, p);
+    p->hold_timer = evtimer_new(fp->base, hold_fire, p);
     memset(&to, 0, sizeof to);
     to.sin_family = AF_INET;
     to.sin_port = htons(fp->target);
     to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     bufferevent_setcb(p->cli, on_read, NULL, on_event, p);
     bufferevent_setcb(p->srv, on_read, NULL, on_event, p);
-    if (bufferevent_socket_connect(p->srv, (struct sockaddr *)&to,
-                                   sizeof to) != 0) {
-        bufferevent_free(p->cli);
-        bufferevent_free(p->srv);
-        free(p);
-        return;
-    }
     p->next = fp->pairs;
     fp->pairs = p;
+    if (bufferevent_socket_connect(p->srv, (struct sockaddr *)&to,
+                                   sizeof to) != 0) {
+        pair_close(p);
+        return;
+    }
     pair_apply(p);
+}
+
+static void unstall_fire(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    fp_stall(arg, 0);
 }
 
 fp_t *fp_new(struct event_base *base, uint16_t target)
@@ -175,6 +383,7 @@ fp_t *fp_new(struct event_base *base, uint16_t target)
     snprintf(fp->hosts, sizeof fp->hosts, "127.0.0.1:%u",
              (unsigned)ntohs(sin.sin_port));
     fp->lose_timer = evtimer_new(base, lose_fire, fp);
+    fp->unstall_timer = evtimer_new(base, unstall_fire, fp);
     return fp;
 }
 
@@ -184,6 +393,7 @@ void fp_free(fp_t *fp)
         pair_close(fp->pairs);
     evconnlistener_free(fp->lst);
     event_free(fp->lose_timer);
+    event_free(fp->unstall_timer);
     free(fp);
 }
 
@@ -197,8 +407,18 @@ void fp_stall(fp_t *fp, int on)
     struct pair *p;
 
     fp->stalled = on;
+    if (!on)
+        evtimer_del(fp->unstall_timer);
     for (p = fp->pairs; p != NULL; p = p->next)
         pair_apply(p);
+}
+
+void fp_stall_for(fp_t *fp, int ms)
+{
+    struct timeval tv = tv_ms(ms);
+
+    fp_stall(fp, 1);
+    evtimer_add(fp->unstall_timer, &tv);
 }
 
 void fp_cut(fp_t *fp)
@@ -212,9 +432,26 @@ void fp_refuse(fp_t *fp, int on)
     fp->refusing = on;
 }
 
+void fp_latency(fp_t *fp, int ms)
+{
+    fp->latency_ms = ms > 0 ? ms : 0;
+}
+
+void fp_arm(fp_t *fp, int op, fp_fault_t fault, int ms)
+{
+    fp->arm_op = op;
+    fp->arm_fault = fault;
+    fp->arm_ms = ms > 0 ? ms : 1;
+}
+
 void fp_lose_next_reply(fp_t *fp, int delay_ms)
 {
-    fp->lose_ms = delay_ms > 0 ? delay_ms : 1;
+    fp_arm(fp, FP_OP_ANY, FP_LOSE, delay_ms);
+}
+
+int fp_fired(fp_t *fp)
+{
+    return fp->fired;
 }
 
 int fp_accepted(fp_t *fp)

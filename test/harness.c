@@ -14,6 +14,7 @@
 
 struct event_base *t_base;
 int t_grant_seq;
+int t_event_seq;
 static const char *cur_test = "none";
 
 /* ---------------- environment ---------------- */
@@ -260,9 +261,11 @@ void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg)
     t->n++;
     t->last_status = status;
     t->at_ms = t_now_ms();
+    t_event_seq++;
     switch (ev) {
     case ZKL_LOCK_ACQUIRED:
         t->acquired++;
+        t->grant_ev = t_event_seq;
         t->order = ++t_grant_seq;
         ASSERT(zkl_lock_is_held(lk));
         if (t->release_on_acquire)
@@ -277,10 +280,12 @@ void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg)
         break;
     case ZKL_LOCK_LOST:
         t->lost++;
+        t->lost_ev = t_event_seq;
         ASSERT(!zkl_lock_is_held(lk));
         break;
     case ZKL_LOCK_SUSPENDED:
         t->suspended++;
+        t->susp_ev = t_event_seq;
         break;
     case ZKL_LOCK_RESTORED:
         t->restored++;

@@ -115,8 +115,10 @@ typedef struct t_lock {
     uint64_t at_ms;       /* when the last event arrived */
     int order;            /* global grant order (t_grant_seq) */
     int release_on_acquire;
+    int grant_ev, susp_ev, lost_ev; /* t_event_seq at the last such event */
 } t_lock_t;
 extern int t_grant_seq;
+extern int t_event_seq; /* counts every lock event of the process */
 void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg);
 void t_lock_init(t_lock_t *t, zkl_client_t *c, const char *path);
 

@@ -46,7 +46,7 @@ build() { # dir, configure args...
     fi
     echo "== make $dir"
     make -C "$dir" -j"$(nproc)" >"$dir/make.log" 2>&1 || { tail -30 "$dir/make.log"; exit 1; }
-    make -C "$dir" -j"$(nproc)" test/run-tests >>"$dir/make.log" 2>&1 || { tail -30 "$dir/make.log"; exit 1; }
+    make -C "$dir" -j"$(nproc)" test/run-tests test/zkl-soak >>"$dir/make.log" 2>&1 || { tail -30 "$dir/make.log"; exit 1; }
     if grep -E 'warning:' "$dir/make.log" >&2; then
         echo "setup: compiler warnings in $dir (see above)" >&2
         exit 1

@@ -1,0 +1,288 @@
+/* The fault matrix: one test per (state of the attempt machine, fault).
+ *
+ * States: a request in flight (create, list, watch, release: the proxy
+ * aims the fault at that very request), or a quiet state (waiting in the
+ * queue, holding). Faults:
+ *   cut     the request never reaches the server, the connection resets
+ *           (quiet states: the connection resets);
+ *   lose    the server does the request, its reply is lost, the
+ *           connection resets (quiet states: a ping's reply is lost);
+ *   delay   the reply comes late, inside the session timeout (quiet
+ *           states: every byte is 300 ms late for 1.5 s);
+ *   expire  the request reaches the server, then nothing moves for longer
+ *           than the session timeout, so the server expires the session.
+ *
+ * Every case checks the one right ending: the attempt still acquires in
+ * its turn (the session survived, or it re-queued on a new one), a hold
+ * survives a fault the session survives and is reported lost otherwise,
+ * a release completes; never two holders told they hold at once; no
+ * node left behind; every wait bounded. The client under test reaches
+ * the server through the proxy; the other contender and the observer
+ * connect directly. */
+#include "faultproxy.h"
+#include "harness.h"
+
+enum state { S_CREATE, S_LIST, S_WATCH, S_WAITING, S_HELD, S_RELEASE };
+enum fault { F_CUT, F_LOSE, F_DELAY, F_EXPIRE };
+
+#define SESSION_MS 2000
+#define EXPIRE_STALL_MS (SESSION_MS + 2000)
+#define DELAY_MS 500
+
+static const char *const state_name[] = {"create", "list",    "watch",
+                                         "waiting", "held",   "release"};
+static const char *const fault_name[] = {"cut", "lose", "delay", "expire"};
+
+static int has_event(const t_conn_t *c, int ev)
+{
+    int i;
+
+    for (i = 0; i < c->n && i < 64; i++)
+        if (c->events[i] == ev)
+            return 1;
+    return 0;
+}
+
+/* The request a state's fault is aimed at. */
+static int op_of(enum state s)
+{
+    switch (s) {
+    case S_CREATE:
+        return FP_OP_CREATE2;
+    case S_LIST:
+        return FP_OP_LIST;
+    case S_WATCH:
+        return FP_OP_GETDATA;
+    case S_RELEASE:
+        return FP_OP_DELETE;
+    default:
+        return FP_OP_PING;
+    }
+}
+
+static void arm(fp_t *fp, enum state s, enum fault f)
+{
+    static const fp_fault_t kind[] = {FP_CUT, FP_LOSE, FP_DELAY, FP_STALL};
+    static const int ms[] = {1, 150, DELAY_MS, EXPIRE_STALL_MS};
+
+    fp_arm(fp, op_of(s), kind[f], ms[f]);
+}
+
+/* A fault on a quiet state: applied now, over once this returns. */
+static void quiet_fault(fp_t *fp, enum fault f)
+{
+    int fired = fp_fired(fp);
+
+    switch (f) {
+    case F_CUT:
+        fp_cut(fp);
+        break;
+    case F_LOSE:
+        arm(fp, S_HELD, F_LOSE);
+        ASSERT(WAIT_FOR(fp_fired(fp) > fired, SESSION_MS));
+        break;
+    case F_DELAY:
+        fp_latency(fp, 300);
+        t_run_for(1500);
+        fp_latency(fp, 0);
+        break;
+    case F_EXPIRE:
+        fp_stall_for(fp, EXPIRE_STALL_MS);
+        break;
+    }
+}
+
+/* The session of the client under test after the fault: expired and
+ * replaced exactly when the fault outlasted it, reconnected after a
+ * reset. */
+static void check_session(const t_conn_t *xc, fp_t *fp, int conns,
+                          enum fault f)
+{
+    if (f != F_DELAY)
+        ASSERT(WAIT_FOR(fp_accepted(fp) > conns, 15000));
+    ASSERT(WAIT_FOR(xc->connected, 15000));
+    ASSERT_EQ(has_event(xc, ZKL_CONN_EXPIRED), f == F_EXPIRE);
+}
+
+/* X's lock node is the only child and its token is that node's czxid. */
+static void check_sole_holder(const char *p, t_lock_t *x)
+{
+    char name[64], full[512], **names;
+    uint64_t tok;
+    int n = t_zk_children(p, &names);
+
+    ASSERT_EQ(n, 1);
+    ASSERT_RC(zkl_lock_node_name(x->lk, name, sizeof name), ZKL_OK);
+    ASSERT_STR(names[0], name);
+    t_zk_free_names(names, n);
+    snprintf(full, sizeof full, "%s/%s", p, name);
+    ASSERT_RC(zkl_lock_token(x->lk, &tok), ZKL_OK);
+    ASSERT_EQ((int64_t)tok, t_zk_czxid(full));
+}
+
+/* X (through the proxy) queues behind H; the fault hits X while its
+ * acquire is at state s. X must end up queued once, and acquire once
+ * H lets go. */
+static void acquire_case(enum state s, enum fault f, fp_t *fp,
+                         zkl_client_t *x, t_conn_t *xc, zkl_client_t *h,
+                         const char *p)
+{
+    t_lock_t a, b;
+    int conns = fp_accepted(fp);
+
+    t_lock_init(&b, h, p);
+    t_lock_init(&a, x, p);
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&b.acquired, 5000));
+    if (s != S_WAITING)
+        arm(fp, s, f);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    if (s == S_WAITING) {
+        ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+        t_run_for(200); /* the predecessor watch is set */
+        quiet_fault(fp, f);
+    } else {
+        ASSERT(WAIT_FOR(fp_fired(fp) == 1, 5000));
+    }
+    if (f == F_EXPIRE)
+        ASSERT(WAIT_FOR(has_event(xc, ZKL_CONN_EXPIRED), 15000));
+    check_session(xc, fp, conns, f);
+    /* Re-queued (or still queued) exactly once, behind the holder. */
+    ASSERT_EQ(t_zk_wait_count(p, 2, 10000), 2);
+    t_run_for(300);
+    ASSERT_EQ(t_zk_count(p), 2);
+    ASSERT(WAIT_FOR(zkl_lock_state(a.lk) == ZKL_STATE_QUEUED, 5000));
+    ASSERT_EQ(a.n, 0);
+    ASSERT_RC(zkl_lock_release(b.lk), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 10000));
+    ASSERT(b.released == 1 && b.lost == 0);
+    check_sole_holder(p, &a);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&a.released, 5000));
+    ASSERT_RC(a.last_status, ZKL_OK);
+    ASSERT_EQ(a.n, 2); /* ACQUIRED, RELEASED: nothing else */
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+}
+
+/* X holds with H queued behind; the fault hits X while it holds (or
+ * while its release is in flight). */
+static void hold_case(enum state s, enum fault f, fp_t *fp,
+                      zkl_client_t *x, t_conn_t *xc, zkl_client_t *h,
+                      const char *p)
+{
+    t_lock_t a, b;
+    uint64_t xtok, htok, tok;
+    int conns;
+
+    t_lock_init(&a, x, p);
+    t_lock_init(&b, h, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ASSERT_RC(zkl_lock_token(a.lk, &xtok), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    t_run_for(200);
+    conns = fp_accepted(fp);
+
+    if (s == S_RELEASE) {
+        arm(fp, s, f);
+        ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+        ASSERT(!zkl_lock_is_held(a.lk));
+        ASSERT(WAIT_FOR(fp_fired(fp) == 1, 5000));
+        ASSERT(t_run_until(&a.released, EXPIRE_STALL_MS + 10000));
+        /* Done or made moot by the expiry; the node is gone either way
+         * and the hold was never reported lost. */
+        if (f == F_EXPIRE)
+            ASSERT(a.last_status == ZKL_OK ||
+                   a.last_status == ZKL_ESESSION);
+        else
+            ASSERT_RC(a.last_status, ZKL_OK);
+        ASSERT_EQ(a.lost, 0);
+        ASSERT(t_run_until(&b.acquired, 10000));
+        check_session(xc, fp, conns, f);
+    } else {
+        quiet_fault(fp, f);
+        if (f == F_EXPIRE) {
+            /* X hears SUSPENDED before H can be granted (the client
+             * gives up on a silent server after 2/3 of the session
+             * timeout, the server expires the session after all of it),
+             * and LOST in the end. */
+            ASSERT(t_run_until(&a.lost, EXPIRE_STALL_MS + 5000));
+            ASSERT_RC(a.last_status, ZKL_ESESSION);
+            ASSERT(!zkl_lock_is_held(a.lk));
+            ASSERT(t_run_until(&b.acquired, 10000));
+            ASSERT(a.susp_ev > 0 && a.susp_ev < b.grant_ev);
+            fprintf(stderr, "matrix held expire: X told LOST %s H's "
+                            "grant\n",
+                    a.lost_ev < b.grant_ev ? "before" : "after");
+            ASSERT_RC(zkl_lock_token(b.lk, &htok), ZKL_OK);
+            ASSERT(htok > xtok);
+            check_session(xc, fp, conns, f);
+        } else {
+            check_session(xc, fp, conns, f);
+            /* The hold survives: restored after every suspension, same
+             * token, H still waiting. */
+            ASSERT(WAIT_FOR(a.restored == a.suspended, 5000));
+            if (f != F_DELAY)
+                ASSERT(a.suspended >= 1);
+            ASSERT(zkl_lock_is_held(a.lk));
+            ASSERT_RC(zkl_lock_token(a.lk, &tok), ZKL_OK);
+            ASSERT_EQ(tok, xtok);
+            ASSERT_EQ(a.lost, 0);
+            ASSERT_EQ(b.n, 0);
+            ASSERT_EQ(t_zk_count(p), 2);
+            ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+            ASSERT(t_run_until(&a.released, 5000));
+            ASSERT_RC(a.last_status, ZKL_OK);
+            ASSERT(t_run_until(&b.acquired, 10000));
+        }
+    }
+    check_sole_holder(p, &b);
+    ASSERT_EQ(b.n, 1);
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+}
+
+static void run_case(enum state s, enum fault f)
+{
+    fp_t *fp = fp_new(t_base, t_port());
+    t_conn_t xc;
+    zkl_client_t *x, *h;
+    const char *p = t_path(NULL);
+    uint64_t t0 = t_now_ms();
+
+    ASSERT(fp != NULL);
+    x = t_client(fp_hosts(fp), SESSION_MS, &xc);
+    h = t_client(t_hosts(), 10000, NULL);
+    if (s == S_HELD || s == S_RELEASE)
+        hold_case(s, f, fp, x, &xc, h, p);
+    else
+        acquire_case(s, f, fp, x, &xc, h, p);
+    /* Nothing left to do for either client, and no node left over. */
+    ASSERT(WAIT_FOR(zkl_client_pending(x) == 0 &&
+                        zkl_client_pending(h) == 0,
+                    10000));
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    fprintf(stderr, "matrix %-7s %-6s ok: %d connection(s), %s, %llu ms\n",
+            state_name[s], fault_name[f], fp_accepted(fp),
+            has_event(&xc, ZKL_CONN_EXPIRED) ? "session expired"
+                                              : "session kept",
+            (unsigned long long)(t_now_ms() - t0));
+    zkl_client_free(x);
+    zkl_client_free(h);
+    fp_free(fp);
+}
+
+#define MATRIX(st, S)                                                       \
+    TEST(matrix_##st##_cut) { run_case(S, F_CUT); }                         \
+    TEST(matrix_##st##_lose) { run_case(S, F_LOSE); }                       \
+    TEST(matrix_##st##_delay) { run_case(S, F_DELAY); }                     \
+    TEST(matrix_##st##_expire) { run_case(S, F_EXPIRE); }
+
+MATRIX(create, S_CREATE)
+MATRIX(list, S_LIST)
+MATRIX(watch, S_WATCH)
+MATRIX(waiting, S_WAITING)
+MATRIX(held, S_HELD)
+MATRIX(release, S_RELEASE)
