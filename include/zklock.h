@@ -375,7 +375,9 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock_t *lk);
 ZKL_EXTERN int zkl_lock_acquire(zkl_lock_t *lk, long timeout_ms);
 
 /* Cancels a pending acquire: its callback gets ZKL_LOCK_FAILED /
- * ZKL_ECANCELED from the loop. Errors: ZKL_EINVAL, ZKL_ENOTPENDING (no
+ * ZKL_ECANCELED from the loop. The handle is idle at once, so a new
+ * acquire may start before that callback arrives; a handle's callbacks
+ * always come in the order of the calls that started them. Errors: ZKL_EINVAL, ZKL_ENOTPENDING (no
  * acquire pending: never started, already answered, or held),
  * ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_lock_cancel(zkl_lock_t *lk);

@@ -151,7 +151,7 @@ const char *zkl__sort_key(const char *name)
 uint32_t zkl__seq_of(const char *name)
 {
     const char *k = zkl__sort_key(name);
-    uint32_t v = 0;
+    uint64_t v = 0; /* ten digits overflow 32 bits: no wrap-around */
     int i;
 
     if (k == name)
@@ -159,9 +159,9 @@ uint32_t zkl__seq_of(const char *name)
     for (i = 0; i < ZKL__SEQ_LEN; i++) {
         if (k[i] < '0' || k[i] > '9')
             return UINT32_MAX;
-        v = v * 10 + (uint32_t)(k[i] - '0');
+        v = v * 10 + (uint64_t)(k[i] - '0');
     }
-    return k[i] == '\0' && v != UINT32_MAX ? v : UINT32_MAX;
+    return k[i] == '\0' && v < UINT32_MAX ? (uint32_t)v : UINT32_MAX;
 }
 
 int zkl__name_cmp(const char *a, const char *b)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh Debian 12 machine and runs every test:
-# the suite on the plain build, the suite again under AddressSanitizer +
-# UBSan, the C tests under valgrind memcheck (any error or leak fails the
-# test), and `make distcheck`. Ends with one line "N passed, N failed";
+# the suite on the plain build (its last shell test is a one-minute run
+# of the safety checker), the suite again under AddressSanitizer + UBSan,
+# the C tests under valgrind memcheck (any error or leak fails the test),
+# the libFuzzer targets on their corpora (ZKL_FUZZ_SECONDS each, default
+# 30), and `make distcheck`. Ends with one line "N passed, N failed";
 # exits non-zero if anything failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,6 +40,19 @@ ZKL_TEST_PREFIX="valgrind/" ZKL_TEST_NO_SHELL=1 top_srcdir="$top" \
     bash test/suite.sh 2>&1 | tee "$out"
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
 [ -n "$line" ] && add "$line" || failed=$((failed + 1))
+rm -f "$out"
+
+echo "== fuzzing, ${ZKL_FUZZ_SECONDS:-30} s per target"
+out=$(mktemp)
+if bash fuzz/build.sh build/fuzz build/plain >build/fuzz.log 2>&1; then
+    bash fuzz/run.sh build/fuzz "${ZKL_FUZZ_SECONDS:-30}" 2>&1 | tee "$out"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+    [ -n "$line" ] && add "$line" || failed=$((failed + 1))
+else
+    echo "FAIL: fuzz (build)"
+    tail -20 build/fuzz.log
+    failed=$((failed + 1))
+fi
 rm -f "$out"
 
 echo "== make distcheck"

@@ -9,7 +9,8 @@ cd "$top"
 
 PKGS="build-essential autoconf automake libtool pkg-config
       libzookeeper-st-dev libevent-dev zookeeper
-      openjdk-17-jdk-headless libcurator-recipes-java procps valgrind"
+      openjdk-17-jdk-headless libcurator-recipes-java procps valgrind
+      clang libclang-rt-14-dev python3"
 
 if [ "${1:-}" = --packages ]; then
     echo $PKGS

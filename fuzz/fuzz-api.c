@@ -1,0 +1,334 @@
+/* libFuzzer target: random sequences of public API calls on random
+ * arguments, against a real ZooKeeper server (ZKL_FUZZ_HOSTS).
+ *
+ * One client lives across inputs; each input drives up to four lock
+ * handles on two lock paths (and on paths made of input bytes) through
+ * acquire / try-lock / timeout / cancel / release / free / queries /
+ * listings, interleaved with loop turns. Checks, beside ASan/UBSan:
+ *   - every return code is one the header documents for that call;
+ *   - each accepted acquire gets exactly one ACQUIRED or FAILED, each
+ *     accepted release exactly one RELEASED, and nothing else arrives
+ *     out of turn (RESTORED without SUSPENDED, events on a freed handle);
+ *   - zkl_lock_is_held() agrees with the events;
+ *   - at the end of every input, once all handles are freed, the client
+ *     has nothing pending and the lock paths have no node left. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "zklock.h"
+#include "zklock_libevent.h"
+
+#define CHECK(c)                                                            \
+    do {                                                                    \
+        if (!(c)) {                                                         \
+            fprintf(stderr, "fuzz-api:%d: check failed: %s\n", __LINE__,    \
+                    #c);                                                    \
+            abort();                                                        \
+        }                                                                   \
+    } while (0)
+
+#define SLOTS 4
+
+struct slot {
+    zkl_lock_t *lk;
+    /* Accepted acquires / releases not yet answered: after a cancel the
+     * handle is idle at once, so a new acquire may be accepted before the
+     * cancelled one's callback arrives. */
+    int acq_out, rel_out;
+    int held, suspended;
+};
+
+static struct event_base *base;
+static zkl_client_t *client;
+static struct slot slots[SLOTS];
+static char paths[2][64];
+static int listing_out;
+static size_t listed;
+
+static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                    void *arg)
+{
+    struct slot *s = arg;
+
+    CHECK(s->lk == lk);
+    switch (ev) {
+    case ZKL_LOCK_ACQUIRED:
+        /* Only the latest acquire can succeed, and callbacks come in
+         * the order of the calls. */
+        CHECK(s->acq_out == 1 && status == 0 && !s->held);
+        s->acq_out = 0;
+        s->held = 1;
+        CHECK(zkl_lock_is_held(lk));
+        break;
+    case ZKL_LOCK_FAILED:
+        CHECK(s->acq_out >= 1 && status < 0);
+        CHECK(status == ZKL_ELOCKED || status == ZKL_ETIMEDOUT ||
+              status == ZKL_ECANCELED || status == ZKL_ECLOSED ||
+              status == ZKL_ECONNLOSS || status == ZKL_EAUTH ||
+              status == ZKL_EZK);
+        s->acq_out--;
+        CHECK(!zkl_lock_is_held(lk) || s->held);
+        break;
+    case ZKL_LOCK_SUSPENDED:
+        CHECK(s->held && !s->suspended);
+        s->suspended = 1;
+        break;
+    case ZKL_LOCK_RESTORED:
+        CHECK(s->held && s->suspended);
+        s->suspended = 0;
+        break;
+    case ZKL_LOCK_LOST:
+        CHECK(s->held);
+        s->held = s->suspended = 0;
+        CHECK(!zkl_lock_is_held(lk));
+        break;
+    case ZKL_LOCK_RELEASED:
+        CHECK(s->rel_out >= 1);
+        s->rel_out--;
+        break;
+    default:
+        CHECK(0);
+    }
+}
+
+static void list_cb(zkl_client_t *c, int status, const char *const *names,
+                    size_t n, void *arg)
+{
+    (void)names;
+    (void)arg;
+    CHECK(c == client);
+    CHECK(status == ZKL_OK || status == ZKL_ECONNLOSS ||
+          status == ZKL_ESESSION || status == ZKL_ECLOSED);
+    listing_out--;
+    listed += n;
+}
+
+static void turn(int ms)
+{
+    struct timeval tv = {0, ms * 1000};
+
+    if (ms <= 0) {
+        event_base_loop(base, EVLOOP_NONBLOCK);
+        return;
+    }
+    event_base_loopexit(base, &tv);
+    event_base_dispatch(base);
+}
+
+/* Runs the loop until done() or ms pass. */
+static int run_until(int (*done)(void), int ms)
+{
+    int i;
+
+    for (i = 0; i < ms / 5 && !done(); i++)
+        turn(5);
+    return done();
+}
+
+static int quiet(void)
+{
+    int i;
+
+    for (i = 0; i < SLOTS; i++)
+        if (slots[i].acq_out || slots[i].rel_out)
+            return 0;
+    return listing_out == 0;
+}
+
+static int nothing_pending(void)
+{
+    return zkl_client_pending(client) == 0 && listing_out == 0;
+}
+
+static int setup(void)
+{
+    const char *hosts = getenv("ZKL_FUZZ_HOSTS");
+    zkl_options_t *o;
+    int i;
+
+    if (hosts == NULL) {
+        fprintf(stderr, "fuzz-api: set ZKL_FUZZ_HOSTS to a ZooKeeper "
+                        "server (test/zkserver.sh start DIR prints one)\n");
+        exit(2);
+    }
+    base = event_base_new();
+    CHECK(zkl_options_new(&o) == ZKL_OK);
+    CHECK(zkl_options_set_servers(o, hosts) == ZKL_OK);
+    CHECK(zkl_options_set_session_timeout(o, 10000) == ZKL_OK);
+    CHECK(zkl_client_new(&client, o) == ZKL_OK);
+    zkl_options_free(o);
+    CHECK(zkl_libevent_attach(client, base) == ZKL_OK);
+    for (i = 0; i < 2; i++)
+        snprintf(paths[i], sizeof paths[i], "/zkl-fuzz/%ld/%c",
+                 (long)getpid(), 'a' + i);
+    for (i = 0; i < 400 && zkl_client_state(client) != ZKL_CONN_CONNECTED;
+         i++)
+        turn(10);
+    CHECK(zkl_client_state(client) == ZKL_CONN_CONNECTED);
+    return 0;
+}
+
+/* A path from the input: mostly the two lock paths, sometimes bytes. */
+static void pick_path(const uint8_t **d, const uint8_t *end, char *out,
+                      size_t size)
+{
+    size_t n;
+
+    if (*d >= end || (**d & 3) != 3) {
+        snprintf(out, size, "%s", paths[*d < end ? (**d >> 2) & 1 : 0]);
+        if (*d < end)
+            (*d)++;
+        return;
+    }
+    (*d)++;
+    n = *d < end ? (size_t)(**d % 24) : 0;
+    if (*d < end)
+        (*d)++;
+    if (n > (size_t)(end - *d))
+        n = (size_t)(end - *d);
+    if (n >= size)
+        n = size - 1;
+    memcpy(out, *d, n);
+    out[n] = '\0';
+    *d += n;
+}
+
+static void one_op(const uint8_t **d, const uint8_t *end)
+{
+    uint8_t op = *(*d)++, arg = *d < end ? *(*d)++ : 0;
+    struct slot *s = &slots[op >> 5 & (SLOTS - 1)];
+    char path[64], buf[96];
+    uint64_t tok;
+    int rc;
+
+    switch (op % 11) {
+    case 0: /* new handle */
+        if (s->lk != NULL)
+            break;
+        pick_path(d, end, path, sizeof path);
+        rc = zkl_lock_new(&s->lk, client, path, lock_cb, s);
+        CHECK(rc == ZKL_OK || rc == ZKL_EBADPATH);
+        CHECK((rc == ZKL_OK) == (zkl_path_validate(path) == ZKL_OK));
+        CHECK((rc == ZKL_OK) == (s->lk != NULL));
+        break;
+    case 1: { /* acquire: forever, try-lock, or a short timeout */
+        long t = arg < 96 ? -1 : arg < 160 ? 0 : (long)(arg - 160);
+
+        if (s->lk == NULL)
+            break;
+        rc = zkl_lock_acquire(s->lk, t);
+        if (rc == ZKL_OK) {
+            CHECK(!s->held);
+            s->acq_out++;
+        } else if (rc == ZKL_EHELD) {
+            CHECK(s->held || s->acq_out); /* maybe granted, not yet told */
+        } else {
+            CHECK(rc == ZKL_EBUSY);
+            CHECK(s->acq_out || s->rel_out);
+        }
+        break;
+    }
+    case 2:
+        if (s->lk == NULL)
+            break;
+        rc = zkl_lock_cancel(s->lk);
+        CHECK(rc == ZKL_OK ? s->acq_out : rc == ZKL_ENOTPENDING);
+        break;
+    case 3:
+        if (s->lk == NULL)
+            break;
+        rc = zkl_lock_release(s->lk);
+        if (rc == ZKL_OK) {
+            CHECK(s->held);
+            s->held = s->suspended = 0;
+            s->rel_out++;
+        } else {
+            CHECK(rc == ZKL_ENOTHELD && !s->held);
+        }
+        break;
+    case 4: /* free: silently ends whatever was going on */
+        zkl_lock_free(s->lk);
+        memset(s, 0, sizeof *s);
+        break;
+    case 5:
+        turn(0);
+        break;
+    case 6:
+        turn(arg % 20);
+        break;
+    case 7: /* queries */
+        if (s->lk == NULL)
+            break;
+        CHECK(zkl_lock_is_held(s->lk) == s->held);
+        CHECK((zkl_lock_state(s->lk) == ZKL_STATE_HELD) == s->held);
+        rc = zkl_lock_token(s->lk, &tok);
+        CHECK(s->held ? rc == ZKL_OK && tok > 0 : rc == ZKL_ENOTHELD);
+        rc = zkl_lock_node_name(s->lk, buf, (size_t)(arg % sizeof buf));
+        CHECK(rc == ZKL_OK || rc == ZKL_EINVAL || rc == ZKL_ENOTPENDING);
+        CHECK(rc != ZKL_OK || (arg % sizeof buf) > 55);
+        break;
+    case 8:
+        pick_path(d, end, path, sizeof path);
+        rc = zkl_contenders(client, path, list_cb, NULL);
+        CHECK(rc == ZKL_OK || rc == ZKL_EBADPATH);
+        listing_out += rc == ZKL_OK;
+        break;
+    case 9: {
+        zkl_stats_t st;
+
+        CHECK(zkl_client_stats(client, &st, (size_t)(arg % 64)) ==
+              ZKL_OK);
+        CHECK(zkl_client_stats(client, NULL, sizeof st) == ZKL_EINVAL);
+        break;
+    }
+    case 10: /* a wrong call now and then */
+        CHECK(zkl_lock_acquire(NULL, -1) == ZKL_EINVAL);
+        CHECK(zkl_lock_release(NULL) == ZKL_EINVAL);
+        CHECK(zkl_lock_is_held(NULL) == 0);
+        CHECK(zkl_strerror(-(int)arg * 8) != NULL);
+        break;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const uint8_t *d = data, *end = data + size;
+    int i, ops = 0;
+
+    if (client == NULL)
+        setup();
+    while (d < end && ops++ < 64)
+        one_op(&d, end);
+    /* Let every answer come, then let go of everything. */
+    for (i = 0; i < SLOTS; i++)
+        if (slots[i].lk != NULL && slots[i].acq_out)
+            zkl_lock_cancel(slots[i].lk); /* maybe answered already */
+    CHECK(run_until(quiet, 5000));
+    for (i = 0; i < SLOTS; i++) {
+        if (slots[i].held) {
+            CHECK(zkl_lock_release(slots[i].lk) == ZKL_OK);
+            slots[i].held = 0;
+            slots[i].rel_out++;
+        }
+    }
+    CHECK(run_until(quiet, 5000));
+    for (i = 0; i < SLOTS; i++) {
+        zkl_lock_free(slots[i].lk);
+        memset(&slots[i], 0, sizeof slots[i]);
+    }
+    /* No node left behind, whatever the sequence was. */
+    CHECK(run_until(nothing_pending, 5000));
+    listed = 0;
+    for (i = 0; i < 2; i++) {
+        CHECK(zkl_contenders(client, paths[i], list_cb, NULL) == ZKL_OK);
+        listing_out++;
+    }
+    CHECK(run_until(nothing_pending, 5000));
+    CHECK(listed == 0);
+    return 0;
+}

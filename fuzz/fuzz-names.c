@@ -1,0 +1,105 @@
+/* libFuzzer target: lock node names, as the server may list them
+ * (Curator's "_c_<uuid>-lock-<seq>", foreign names, garbage): the
+ * sequence parser and the queue order.
+ *
+ * The input is a list of names separated by '\n'. Checks: the order is a
+ * strict total order (irreflexive, antisymmetric, transitive) so sorting
+ * a listing always gives one queue; it follows the sequence number
+ * whenever both names carry one; seq_of() only answers for names that
+ * end in "lock-" and ten digits. Built with the library's sources, as
+ * these functions are internal. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CHECK(c)                                                            \
+    do {                                                                    \
+        if (!(c))                                                           \
+            abort();                                                        \
+    } while (0)
+
+#define MAXN 64
+
+static int sign(int v)
+{
+    return (v > 0) - (v < 0);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return zkl__name_cmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The expected seq_of(): digits right after the last "lock-", exactly
+ * ten of them, then the end; UINT32_MAX when there are none or they
+ * do not fit. */
+static uint32_t expected_seq(const char *s)
+{
+    const char *p = s, *k = NULL;
+    uint64_t v = 0;
+    int i;
+
+    while ((p = strstr(p, "lock-")) != NULL)
+        k = p++;
+    if (k == NULL)
+        return UINT32_MAX;
+    k += 5;
+    if (strlen(k) != 10)
+        return UINT32_MAX;
+    for (i = 0; i < 10; i++) {
+        if (k[i] < '0' || k[i] > '9')
+            return UINT32_MAX;
+        v = v * 10 + (uint64_t)(k[i] - '0');
+    }
+    return v >= UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *buf = malloc(size + 1), *s, *names[MAXN];
+    size_t n = 0, i, j, k;
+
+    memcpy(buf, data, size);
+    buf[size] = '\0';
+    for (s = buf; n < MAXN;) {
+        char *nl = strchr(s, '\n');
+
+        names[n++] = s;
+        if (nl == NULL)
+            break;
+        *nl = '\0';
+        s = nl + 1;
+    }
+    for (i = 0; i < n; i++) {
+        uint32_t q = zkl__seq_of(names[i]);
+
+        CHECK(q == expected_seq(names[i]));
+        CHECK(zkl__name_cmp(names[i], names[i]) == 0);
+        CHECK(zkl__sort_key(names[i]) >= names[i] &&
+              zkl__sort_key(names[i]) <= names[i] + strlen(names[i]));
+        CHECK(zkl__hash(names[i]) != 0);
+        for (j = 0; j < n; j++) {
+            int ab = sign(zkl__name_cmp(names[i], names[j]));
+            uint32_t r = zkl__seq_of(names[j]);
+
+            CHECK(ab == -sign(zkl__name_cmp(names[j], names[i])));
+            CHECK((ab == 0) == (strcmp(names[i], names[j]) == 0));
+            if (q != UINT32_MAX && r != UINT32_MAX && q != r)
+                CHECK(ab == (q < r ? -1 : 1));
+            for (k = 0; k < n && n <= 16; k++) {
+                int bc = sign(zkl__name_cmp(names[j], names[k]));
+
+                if (ab < 0 && bc < 0)
+                    CHECK(zkl__name_cmp(names[i], names[k]) < 0);
+            }
+        }
+    }
+    /* Sorting gives a listing in which every neighbour pair is ordered. */
+    qsort(names, n, sizeof names[0], cmp_names);
+    for (i = 1; i < n; i++)
+        CHECK(zkl__name_cmp(names[i - 1], names[i]) <= 0);
+    free(buf);
+    return 0;
+}
