@@ -32,7 +32,10 @@
         }                                                                   \
     } while (0)
 
-#define SLOTS 4
+/* Enough handles for one queue to reach the client's queue view
+ * (16 children and more, lib/queue.c); single ops use the first 8. */
+#define SLOTS 28
+#define CROWD_FROM 8
 
 struct slot {
     zkl_lock_t *lk;
@@ -41,6 +44,7 @@ struct slot {
      * cancelled one's callback arrives. */
     int acq_out, rel_out;
     int held, suspended;
+    int auto_release; /* releases as soon as it acquires: a handoff chain */
 };
 
 static struct event_base *base;
@@ -64,6 +68,11 @@ static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         s->acq_out = 0;
         s->held = 1;
         CHECK(zkl_lock_is_held(lk));
+        if (s->auto_release) {
+            CHECK(zkl_lock_release(lk) == ZKL_OK);
+            s->held = 0;
+            s->rel_out++;
+        }
         break;
     case ZKL_LOCK_FAILED:
         CHECK(s->acq_out >= 1 && status < 0);
@@ -201,12 +210,12 @@ static void pick_path(const uint8_t **d, const uint8_t *end, char *out,
 static void one_op(const uint8_t **d, const uint8_t *end)
 {
     uint8_t op = *(*d)++, arg = *d < end ? *(*d)++ : 0;
-    struct slot *s = &slots[op >> 5 & (SLOTS - 1)];
+    struct slot *s = &slots[op >> 5 & 7];
     char path[64], buf[96];
     uint64_t tok;
     int rc;
 
-    switch (op % 11) {
+    switch (op % 12) {
     case 0: /* new handle */
         if (s->lk != NULL)
             break;
@@ -284,6 +293,26 @@ static void one_op(const uint8_t **d, const uint8_t *end)
         CHECK(zkl_client_stats(client, &st, (size_t)(arg % 64)) ==
               ZKL_OK);
         CHECK(zkl_client_stats(client, NULL, sizeof st) == ZKL_EINVAL);
+        break;
+    }
+    case 11: { /* a crowd: the other handles all queue on one path */
+        int i;
+
+        for (i = CROWD_FROM; i < SLOTS; i++) {
+            struct slot *x = &slots[i];
+
+            if (x->lk == NULL &&
+                zkl_lock_new(&x->lk, client, paths[arg & 1], lock_cb, x) !=
+                    ZKL_OK)
+                CHECK(0);
+            x->auto_release = (arg & 0x80) != 0;
+            if (!x->held && zkl_lock_acquire(x->lk, -1) == ZKL_OK)
+                x->acq_out++;
+        }
+        /* Then let a few go, out of order, while they wait. */
+        for (i = CROWD_FROM; i < SLOTS; i++)
+            if ((arg >> (i % 8)) & 1 && slots[i].acq_out)
+                zkl_lock_cancel(slots[i].lk);
         break;
     }
     case 10: /* a wrong call now and then */
