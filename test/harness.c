@@ -227,6 +227,16 @@ static void t_conn_cb(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
         t->connected = 0;
 }
 
+int t_has_event(const t_conn_t *conn, int ev)
+{
+    int i;
+
+    for (i = 0; i < conn->n && i < 64; i++)
+        if (conn->events[i] == ev)
+            return 1;
+    return 0;
+}
+
 zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn)
 {
     static t_conn_t spare[64];

@@ -102,6 +102,8 @@ typedef struct t_conn {
     int n;
     int connected;
 } t_conn_t;
+/* Whether conn recorded connection event ev. */
+int t_has_event(const t_conn_t *conn, int ev);
 /* A connected client on t_base (fails the test if it cannot connect). */
 zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn);
 

@@ -436,7 +436,7 @@ static struct {
     struct event_base *base;
     struct wk {
         pid_t pid;
-        int fd, alive, drained, stuck, count;
+        int fd, alive, drained, stuck;
         struct event *ev;
         uint64_t frozen_until, thawed_at;
         /* injected losses of its sessions, for explaining overlaps:

@@ -12,16 +12,6 @@ static fp_t *proxy(void)
     return fp;
 }
 
-static int has_event(const t_conn_t *c, int ev)
-{
-    int i;
-
-    for (i = 0; i < c->n && i < 64; i++)
-        if (c->events[i] == ev)
-            return 1;
-    return 0;
-}
-
 TEST(session_expiry_while_holding)
 {
     fp_t *fp = proxy();
@@ -45,7 +35,7 @@ TEST(session_expiry_while_holding)
     ASSERT_EQ(a.ev[1], ZKL_LOCK_SUSPENDED);
     ASSERT_RC(a.st[1], ZKL_ESUSPENDED);
     ASSERT(zkl_lock_is_held(a.lk)); /* uncertain, not lost yet */
-    ASSERT(has_event(&xc, ZKL_CONN_SUSPENDED));
+    ASSERT(t_has_event(&xc, ZKL_CONN_SUSPENDED));
     /* Past the session timeout the holder is told it lost the lock,
      * without waiting to hear from the server... */
     ASSERT(t_run_until(&a.lost, 6000));
@@ -57,7 +47,7 @@ TEST(session_expiry_while_holding)
     ASSERT(ytok > xtok);
 
     fp_stall(fp, 0);
-    ASSERT(WAIT_FOR(has_event(&xc, ZKL_CONN_EXPIRED) && xc.connected,
+    ASSERT(WAIT_FOR(t_has_event(&xc, ZKL_CONN_EXPIRED) && xc.connected,
                     10000));
     ASSERT_EQ(xc.events[xc.n - 1], ZKL_CONN_CONNECTED); /* new session */
     ASSERT_EQ(a.n, 3);
@@ -94,7 +84,7 @@ TEST(session_expiry_while_waiting)
     /* The server expires the waiter's session and deletes its node. */
     ASSERT_EQ(t_zk_wait_count(p, 1, 10000), 1);
     fp_stall(fp, 0);
-    ASSERT(WAIT_FOR(has_event(&xc, ZKL_CONN_EXPIRED) && xc.connected,
+    ASSERT(WAIT_FOR(t_has_event(&xc, ZKL_CONN_EXPIRED) && xc.connected,
                     10000));
     /* The waiter re-queued on its new session, behind the holder. */
     ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
@@ -140,9 +130,9 @@ TEST(server_restart_held_and_queued)
     ASSERT(zkl_lock_is_held(a.lk));
     ASSERT_RC(zkl_lock_token(a.lk, &tok2), ZKL_OK);
     ASSERT_EQ(tok1, tok2);
-    ASSERT(has_event(&ac, ZKL_CONN_RECONNECTED));
+    ASSERT(t_has_event(&ac, ZKL_CONN_RECONNECTED));
     ASSERT(WAIT_FOR(bc.connected, 10000));
-    ASSERT(!has_event(&bc, ZKL_CONN_EXPIRED));
+    ASSERT(!t_has_event(&bc, ZKL_CONN_EXPIRED));
     ASSERT_EQ(b.n, 0);
     ASSERT_EQ(t_zk_count(p), 2);
     ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);

@@ -33,16 +33,6 @@ static const char *const state_name[] = {"create", "list",    "watch",
                                          "waiting", "held",   "release"};
 static const char *const fault_name[] = {"cut", "lose", "delay", "expire"};
 
-static int has_event(const t_conn_t *c, int ev)
-{
-    int i;
-
-    for (i = 0; i < c->n && i < 64; i++)
-        if (c->events[i] == ev)
-            return 1;
-    return 0;
-}
-
 /* The request a state's fault is aimed at. */
 static int op_of(enum state s)
 {
@@ -101,7 +91,7 @@ static void check_session(const t_conn_t *xc, fp_t *fp, int conns,
     if (f != F_DELAY)
         ASSERT(WAIT_FOR(fp_accepted(fp) > conns, 15000));
     ASSERT(WAIT_FOR(xc->connected, 15000));
-    ASSERT_EQ(has_event(xc, ZKL_CONN_EXPIRED), f == F_EXPIRE);
+    ASSERT_EQ(t_has_event(xc, ZKL_CONN_EXPIRED), f == F_EXPIRE);
 }
 
 /* X's lock node is the only child and its token is that node's czxid. */
@@ -145,7 +135,7 @@ static void acquire_case(enum state s, enum fault f, fp_t *fp,
         ASSERT(WAIT_FOR(fp_fired(fp) == 1, 5000));
     }
     if (f == F_EXPIRE)
-        ASSERT(WAIT_FOR(has_event(xc, ZKL_CONN_EXPIRED), 15000));
+        ASSERT(WAIT_FOR(t_has_event(xc, ZKL_CONN_EXPIRED), 15000));
     check_session(xc, fp, conns, f);
     /* Re-queued (or still queued) exactly once, behind the holder. */
     ASSERT_EQ(t_zk_wait_count(p, 2, 10000), 2);
@@ -268,7 +258,7 @@ static void run_case(enum state s, enum fault f)
     ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
     fprintf(stderr, "matrix %-7s %-6s ok: %d connection(s), %s, %llu ms\n",
             state_name[s], fault_name[f], fp_accepted(fp),
-            has_event(&xc, ZKL_CONN_EXPIRED) ? "session expired"
+            t_has_event(&xc, ZKL_CONN_EXPIRED) ? "session expired"
                                               : "session kept",
             (unsigned long long)(t_now_ms() - t0));
     zkl_client_free(x);
