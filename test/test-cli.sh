@@ -108,14 +108,24 @@ t_lost_node_deleted() {
 
 t_suspended_keeps_running() {
     # A server restart shorter than the session: zklock warns, the
-    # command keeps running, the hold comes back.
-    "$ZKLOCK" run -s "$H" --session-timeout 10000 "$base/s" -- \
-        sh -c 'sleep 8; echo FINISHED' >"$tmp/so" 2>"$tmp/se" &
+    # command keeps running, the hold comes back. The command runs until
+    # the test has seen "restored", so a slow JVM start cannot end it
+    # first; the 30 s session covers the restart on a loaded machine.
+    rm -f "$tmp/go"
+    "$ZKLOCK" run -s "$H" --session-timeout 30000 "$base/s" -- \
+        sh -c 'i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; echo FINISHED' \
+        sh "$tmp/go" >"$tmp/so" 2>"$tmp/se" &
     local p=$!
     wait_count "$base/s" 1 5 || return 1
     "$top_srcdir/test/zkserver.sh" kill "$ZKL_TEST_ZKDIR" >/dev/null || return 1
     sleep 0.5
     "$top_srcdir/test/zkserver.sh" start "$ZKL_TEST_ZKDIR" >/dev/null || return 1
+    local i
+    for i in $(seq 250); do
+        grep -q "restored" "$tmp/se" && break
+        sleep 0.1
+    done
+    touch "$tmp/go"
     wait $p
     local st=$?
     [ $st = 0 ] || { echo "exit $st"; cat "$tmp/se" "$tmp/so"; return 1; }

@@ -16,7 +16,8 @@
 #                              stop, kill and hosts on DIR act on them all.
 #   zkserver.sh mode DIR       leader, follower, standalone, or down
 #
-# tickTime=500 lets tests use 1..10 s sessions for fast expiry.
+# tickTime=500 lets tests use 1 s sessions for fast expiry; the maximum is
+# raised to 30 s for the tests that must outlive a server restart.
 set -euo pipefail
 
 cmd=${1:-}
@@ -72,6 +73,7 @@ launch() {
     fi
     cat > "$dir/zoo.cfg" <<CFG
 tickTime=500
+maxSessionTimeout=30000
 initLimit=10
 syncLimit=5
 dataDir=$dir/data
