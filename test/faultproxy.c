@@ -458,3 +458,13 @@ int fp_accepted(fp_t *fp)
 {
     return fp->accepted;
 }
+
+int fp_open(fp_t *fp)
+{
+    const struct pair *p;
+    int n = 0;
+
+    for (p = fp->pairs; p != NULL; p = p->next)
+        n++;
+    return n;
+}

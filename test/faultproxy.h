@@ -69,5 +69,8 @@ void fp_lose_next_reply(fp_t *fp, int delay_ms);
 int fp_fired(fp_t *fp);
 /* Connections accepted so far. */
 int fp_accepted(fp_t *fp);
+/* Connections open now: with one proxy per ensemble node, the one a
+ * session is using. */
+int fp_open(fp_t *fp);
 
 #endif

@@ -8,6 +8,13 @@
  * session timeout, and (given the server's directory) server kills and
  * restarts.
  *
+ * Given an ensemble (several hosts; --server-dir is then the directory
+ * `zkserver.sh ensemble` made, with its nodes in DIR/n1..DIR/nN), each
+ * session has one proxy per node, so it can move to another node, and
+ * the server fault becomes a node kill and restart: the leader and a
+ * follower in turn, one node at a time, so a quorum always stands and
+ * locks must keep being granted through every failover.
+ *
  * The checker is also the guarded record. A worker tells it when one of
  * its handles enters the critical section (ACQUIRED, or RESTORED after
  * SUSPENDED) and leaves it (release, SUSPENDED, LOST): the API's contract
@@ -30,7 +37,8 @@
  * of everything with its sessions still open, lock nodes left on the
  * server (orphans).
  *
- *   zkl-soak --hosts 127.0.0.1:PORT [--server-dir DIR --zkserver SCRIPT]
+ *   zkl-soak --hosts 127.0.0.1:PORT[,127.0.0.1:PORT...]
+ *            [--server-dir DIR --zkserver SCRIPT]
  *            [--minutes M] [--workers N] [--session-ms MS]
  *            [--fault-ms MEAN] [--seed S] [--sabotage 1]
  *
@@ -44,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,6 +65,7 @@
 #include "zklock_libevent.h"
 
 #define MAX_WORKERS 16
+#define MAX_NODES 7
 #define CLIENTS 2          /* sessions per worker */
 #define HANDLES 3          /* lock handles per session */
 #define LOCKS 3
@@ -80,7 +90,9 @@ static struct {
     int workers, session_ms, fault_ms, sabotage;
     unsigned seed;
     char root[128];
-} cfg = {NULL, NULL, NULL, 1.0, 4, 3000, 250, 0, 0, ""};
+    int nodes; /* more than one: an ensemble */
+    uint16_t port[MAX_NODES];
+} cfg = {NULL, NULL, NULL, 1.0, 4, 3000, 250, 0, 0, "", 0, {0}};
 
 static uint64_t now_ms(void)
 {
@@ -121,7 +133,7 @@ struct handle;
 static struct worker {
     int id, fd, draining, count_left, count_sum, count_err;
     struct event_base *base;
-    fp_t *fp[CLIENTS];
+    fp_t *fp[CLIENTS][MAX_NODES]; /* a session's proxy to each node */
     zkl_client_t *c[CLIENTS];
     struct event *cmd_ev, *drain_timer, *undelay[CLIENTS];
     uint64_t drain_deadline;
@@ -298,11 +310,42 @@ static void count_done(zkl_client_t *c, int status, const char *const *names,
         send_msg(M_COUNT, -1, 0, W.count_err ? -1 : W.count_sum, 0);
 }
 
+/* Faults on a session act on its proxies to every node, so that it
+ * cannot escape a stall by moving to another node; a lost reply is aimed
+ * at the node it is connected to (at all of them if it is between
+ * connections, where the first reconnection takes it). */
+static void session_fault(int k, int type, int ms)
+{
+    int j, open = 0;
+
+    for (j = 0; j < cfg.nodes; j++)
+        open += fp_open(W.fp[k][j]) > 0;
+    for (j = 0; j < cfg.nodes; j++) {
+        fp_t *fp = W.fp[k][j];
+
+        switch (type) {
+        case C_CUT:
+            fp_cut(fp);
+            break;
+        case C_LOSE:
+            if (open == 0 || fp_open(fp) > 0)
+                fp_lose_next_reply(fp, ms);
+            break;
+        case C_DELAY:
+            fp_latency(fp, ms);
+            break;
+        case C_STALL:
+            fp_stall_for(fp, ms);
+            break;
+        }
+    }
+}
+
 static void undelay(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    fp_latency(arg, 0);
+    session_fault((int)(intptr_t)arg, C_DELAY, 0);
 }
 
 static void on_cmd(evutil_socket_t fd, short what, void *arg)
@@ -316,22 +359,20 @@ static void on_cmd(evutil_socket_t fd, short what, void *arg)
     (void)what;
     (void)arg;
     while ((r = recv(fd, &m, sizeof m, MSG_DONTWAIT)) == sizeof m) {
-        fp_t *fp = W.fp[m.client % CLIENTS];
+        int k = m.client % CLIENTS;
 
         switch (m.type) {
         case C_CUT:
-            fp_cut(fp);
+        case C_STALL:
+            session_fault(k, m.type, m.arg);
             break;
         case C_LOSE:
-            fp_lose_next_reply(fp, 100);
+            session_fault(k, C_LOSE, 100);
             break;
         case C_DELAY:
-            fp_latency(fp, m.arg);
+            session_fault(k, C_DELAY, m.arg);
             tv = tv_ms(1500);
-            evtimer_add(W.undelay[m.client % CLIENTS], &tv);
-            break;
-        case C_STALL:
-            fp_stall_for(fp, m.arg);
+            evtimer_add(W.undelay[k], &tv);
             break;
         case C_DRAIN:
             W.draining = 1;
@@ -366,22 +407,29 @@ static void on_cmd(evutil_socket_t fd, short what, void *arg)
         event_base_loopbreak(W.base); /* the checker is gone */
 }
 
-static int worker_main(int id, int fd, uint16_t port)
+static int worker_main(int id, int fd)
 {
     zkl_options_t *o;
-    char p[256];
-    int i, k;
+    char p[256], hosts[MAX_NODES * 24];
+    int i, j, k;
 
     W.id = id;
     W.fd = fd;
     rng_state = (cfg.seed + 1) * 0x9E3779B97F4A7C15ull + (uint64_t)id * 7919;
     W.base = event_base_new();
     for (k = 0; k < CLIENTS; k++) {
-        W.fp[k] = fp_new(W.base, port);
-        W.undelay[k] = evtimer_new(W.base, undelay, W.fp[k]);
-        if (W.fp[k] == NULL || zkl_options_new(&o) != ZKL_OK)
+        hosts[0] = '\0';
+        for (j = 0; j < cfg.nodes; j++) {
+            if ((W.fp[k][j] = fp_new(W.base, cfg.port[j])) == NULL)
+                return 1;
+            if (j > 0)
+                strcat(hosts, ",");
+            strcat(hosts, fp_hosts(W.fp[k][j]));
+        }
+        W.undelay[k] = evtimer_new(W.base, undelay, (void *)(intptr_t)k);
+        if (zkl_options_new(&o) != ZKL_OK)
             return 1;
-        zkl_options_set_servers(o, fp_hosts(W.fp[k]));
+        zkl_options_set_servers(o, hosts);
         zkl_options_set_session_timeout(o, cfg.session_ms);
         zkl_options_set_conn_cb(o, on_conn, (void *)(intptr_t)k);
         if (zkl_client_new(&W.c[k], o) != ZKL_OK ||
@@ -412,7 +460,8 @@ static int worker_main(int id, int fd, uint16_t port)
     }
     for (k = 0; k < CLIENTS; k++) {
         zkl_client_free(W.c[k]);
-        fp_free(W.fp[k]);
+        for (j = 0; j < cfg.nodes; j++)
+            fp_free(W.fp[k][j]);
         event_free(W.undelay[k]);
     }
     event_free(W.cmd_ev);
@@ -427,10 +476,10 @@ static int worker_main(int id, int fd, uint16_t port)
 /* ================================================================ */
 
 enum { F_CUT, F_LOSE, F_DELAY, F_SHORT_STALL, F_EXPIRING_STALL, F_FREEZE,
-       F_SERVER_RESTART, F_KINDS };
+       F_SERVER_RESTART, F_NODE_RESTART, F_KINDS };
 static const char *const fault_key[F_KINDS] = {
     "cut", "lost_reply", "delay", "short_stall", "stall_past_timeout",
-    "sigstop_past_timeout", "server_restart"};
+    "sigstop_past_timeout", "server_restart", "node_restart"};
 
 static struct {
     struct event_base *base;
@@ -455,12 +504,13 @@ static struct {
     } l[LOCKS];
     uint64_t start, end, server_ok_since, last_restart;
     int server, phase, drained, counted; /* server: SRV_* */
+    int node;                  /* the ensemble node being restarted */
     pid_t server_cmd;
     struct event *fault_timer, *check_timer, *thaw_timer, *start_timer;
     long grants, faults, by_kind[F_KINDS], overlaps, explained,
         unexplained, accepted, stale_refused, stale_accepted, regressions,
         hangs, orphans, expiries, lost, crashes, writes, stalled_overlaps,
-        lost_late;
+        lost_late, leader_restarts;
 } K;
 
 static void note(const char *fmt, ...)
@@ -625,19 +675,71 @@ static void command(int wi, int type, int client, int arg)
         send(K.w[wi].fd, &m, sizeof m, MSG_DONTWAIT);
 }
 
+/* zkserver.sh on the server, or on ensemble node K.node. */
 static pid_t run_zkserver(const char *what)
 {
-    pid_t pid = fork();
+    char dir[4096];
+    pid_t pid;
 
-    if (pid == 0) {
+    if (cfg.nodes > 1)
+        snprintf(dir, sizeof dir, "%s/n%d", cfg.server_dir, K.node + 1);
+    else
+        snprintf(dir, sizeof dir, "%s", cfg.server_dir);
+    if ((pid = fork()) == 0) {
         int null = open("/dev/null", O_WRONLY);
 
         dup2(null, 1);
-        execlp("bash", "bash", cfg.zkserver, what, cfg.server_dir,
-               (char *)NULL);
+        execlp("bash", "bash", cfg.zkserver, what, dir, (char *)NULL);
         _exit(127);
     }
     return pid;
+}
+
+/* Whether the node on port leads, by its srvr four-letter word; a node
+ * that does not answer within a second does not. */
+static int is_leader(uint16_t port)
+{
+    struct sockaddr_in sin;
+    char out[2048];
+    size_t n = 0;
+    ssize_t r;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct timeval tv = {1, 0};
+
+    if (fd < 0)
+        return 0;
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    memset(&sin, 0, sizeof sin);
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(port);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sin, sizeof sin) == 0 &&
+        send(fd, "srvr", 4, MSG_NOSIGNAL) == 4)
+        while (n + 1 < sizeof out &&
+               (r = recv(fd, out + n, sizeof out - 1 - n, 0)) > 0)
+            n += (size_t)r;
+    close(fd);
+    out[n] = '\0';
+    return strstr(out, "Mode: leader") != NULL;
+}
+
+/* The node to restart: the leader and another node in turn, so that even
+ * a short run kills a leader. */
+static int pick_node(const char **role)
+{
+    int j, leader = -1;
+
+    for (j = 0; j < cfg.nodes && leader < 0; j++)
+        if (is_leader(cfg.port[j]))
+            leader = j;
+    if (leader >= 0 && K.by_kind[F_NODE_RESTART] % 2 == 0) {
+        K.leader_restarts++;
+        *role = "the leader";
+        return leader;
+    }
+    *role = leader >= 0 ? "a follower" : "a node (no leader seen)";
+    j = (int)rnd((unsigned)cfg.nodes - 1);
+    return leader >= 0 && j >= leader ? j + 1 : j;
 }
 
 enum { SRV_UP, SRV_KILLING, SRV_DOWN, SRV_STARTING };
@@ -706,10 +808,13 @@ static void thaw(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* One server fault at a time, 20 s apart at least; in an ensemble, where
+ * they are the point, one every 10 s or so (one node down at a time, so
+ * a quorum stands, and it is back before the next goes). */
 static int can_restart(uint64_t now)
 {
     return cfg.server_dir != NULL && K.server == SRV_UP &&
-           now - K.last_restart > 20000;
+           now - K.last_restart > (cfg.nodes > 1 ? 10000u : 20000u);
 }
 
 /* A session with a handle inside, if there is one: faults that cost a
@@ -735,6 +840,7 @@ static void inject(void)
     int wi = (int)rnd((unsigned)cfg.workers), c = (int)rnd(CLIENTS), kind;
     unsigned r = rnd(100);
     struct timeval tv;
+    const char *role;
 
     kind = r < 25   ? F_CUT
            : r < 40 ? F_LOSE
@@ -745,6 +851,9 @@ static void inject(void)
                     : F_SERVER_RESTART;
     if (kind == F_SERVER_RESTART && !can_restart(now))
         kind = F_CUT;
+    if (cfg.nodes > 1) /* a node fault as soon as one may come */
+        kind = can_restart(now) ? F_NODE_RESTART
+               : kind == F_SERVER_RESTART ? F_CUT : kind;
     if ((kind == F_EXPIRING_STALL || kind == F_FREEZE) && rnd(4) != 0)
         pick_holder(&wi, &c);
     if (!K.w[wi].alive || K.w[wi].frozen_until != 0)
@@ -773,6 +882,10 @@ static void inject(void)
         K.w[wi].frozen_until = now + (uint64_t)cfg.session_ms + 1500;
         thaw(-1, 0, NULL);
         break;
+    case F_NODE_RESTART:
+        K.node = pick_node(&role);
+        note("killing node %d, %s", K.node + 1, role);
+        /* fall through */
     case F_SERVER_RESTART:
         K.server = SRV_KILLING;
         K.last_restart = now;
@@ -807,7 +920,10 @@ static void check_hangs(uint64_t now)
     uint64_t hang = 4u * (uint64_t)cfg.session_ms + 10000u;
     int k, g;
 
-    if (K.server != SRV_UP || now - K.server_ok_since < hang)
+    /* An ensemble keeps a quorum through its one node fault at a time,
+     * so nothing there excuses a hang. */
+    if (cfg.nodes == 1 &&
+        (K.server != SRV_UP || now - K.server_ok_since < hang))
         return;
     for (k = 0; k < LOCKS; k++) {
         int stuck = -1, inside = 0;
@@ -894,7 +1010,7 @@ static void on_check(evutil_socket_t fd, short what, void *arg)
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: zkl-soak --hosts 127.0.0.1:PORT [--server-dir DIR "
+            "usage: zkl-soak --hosts 127.0.0.1:PORT[,...] [--server-dir DIR "
             "--zkserver SCRIPT]\n"
             "                [--minutes M] [--workers N] [--session-ms MS] "
             "[--fault-ms MEAN] [--seed S]\n"
@@ -905,8 +1021,7 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-    const char *colon;
-    uint16_t port;
+    const char *h;
     struct timeval tv;
     int i, bad;
 
@@ -934,13 +1049,20 @@ int main(int argc, char **argv)
         else
             return usage();
     }
-    if (i != argc || cfg.hosts == NULL ||
-        (colon = strrchr(cfg.hosts, ':')) == NULL || cfg.workers < 1 ||
+    for (h = cfg.hosts; h != NULL && cfg.nodes < MAX_NODES;) {
+        const char *colon = strchr(h, ':');
+
+        if (colon == NULL || (cfg.port[cfg.nodes++] =
+                                  (uint16_t)atoi(colon + 1)) == 0)
+            return usage();
+        h = strchr(colon, ',');
+        h = h != NULL ? h + 1 : NULL;
+    }
+    if (i != argc || cfg.nodes == 0 || h != NULL || cfg.workers < 1 ||
         cfg.workers > MAX_WORKERS || cfg.session_ms < 1000 ||
         cfg.fault_ms < 10 || cfg.minutes <= 0 ||
         (cfg.server_dir != NULL) != (cfg.zkserver != NULL))
         return usage();
-    port = (uint16_t)atoi(colon + 1);
     if (cfg.seed == 0)
         cfg.seed = (unsigned)time(NULL);
     snprintf(cfg.root, sizeof cfg.root, "/zkl-soak/%ld-%u", (long)getpid(),
@@ -960,7 +1082,7 @@ int main(int argc, char **argv)
             close(sv[0]);
             for (j = 0; j < i; j++)
                 close(K.w[j].fd);
-            _exit(worker_main(i, sv[1], port));
+            _exit(worker_main(i, sv[1]));
         }
         close(sv[1]);
         K.w[i].pid = pid;
@@ -990,10 +1112,10 @@ int main(int argc, char **argv)
     evtimer_add(K.fault_timer, &tv);
     tv = tv_ms(200);
     evtimer_add(K.check_timer, &tv);
-    note("%d workers x %d sessions x %d handles on %d locks, session %d ms, "
-         "a fault every ~%d ms, seed %u, root %s",
-         cfg.workers, CLIENTS, HANDLES, LOCKS, cfg.session_ms, cfg.fault_ms,
-         cfg.seed, cfg.root);
+    note("%d workers x %d sessions x %d handles on %d locks, %d server "
+         "node(s), session %d ms, a fault every ~%d ms, seed %u, root %s",
+         cfg.workers, CLIENTS, HANDLES, LOCKS, cfg.nodes, cfg.session_ms,
+         cfg.fault_ms, cfg.seed, cfg.root);
     event_base_dispatch(K.base);
 
     for (i = 0; i < cfg.workers; i++) {
@@ -1014,11 +1136,13 @@ int main(int argc, char **argv)
         waitpid(K.server_cmd, NULL, 0);
 
     printf("{\"minutes\": %.2f, \"workers\": %d, \"sessions\": %d, "
-           "\"locks\": %d, \"seed\": %u, \"grants\": %ld, \"faults\": %ld",
-           cfg.minutes, cfg.workers, cfg.workers * CLIENTS, LOCKS, cfg.seed,
-           K.grants, K.faults);
+           "\"locks\": %d, \"server_nodes\": %d, \"seed\": %u, "
+           "\"grants\": %ld, \"faults\": %ld",
+           cfg.minutes, cfg.workers, cfg.workers * CLIENTS, LOCKS, cfg.nodes,
+           cfg.seed, K.grants, K.faults);
     for (i = 0; i < F_KINDS; i++)
         printf(", \"faults_%s\": %ld", fault_key[i], K.by_kind[i]);
+    printf(", \"leader_restarts\": %ld", K.leader_restarts);
     printf(", \"session_expiries\": %ld, \"holds_lost\": %ld, "
            "\"lost_told_after_next_grant_unfrozen\": %ld, "
            "\"overlaps\": %ld, \"overlaps_explained\": %ld, "

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The safety checker, briefly (ZKL_SOAK_MINUTES, default 1), on the
-# suite's own server, which it kills and restarts among its faults; and
-# once more with workers that break the rules on purpose, to show the
-# checker catches them. The long run is `make soak MINUTES=30`.
+# suite's own server, which it kills and restarts among its faults; on a
+# 3-node ensemble of its own, whose leader and followers it kills in
+# turn; and once more with workers that break the rules on purpose, to
+# show the checker catches them. The long runs are `make soak MINUTES=30`
+# and `make soak MINUTES=30 NODES=3`.
 SUITE=soak
 . "$(dirname "$0")/lib.sh"
 
@@ -26,6 +28,19 @@ safe_under_faults() {
     [ "$rc" = 0 ] && [ "$(field faults)" -ge 50 ] && [ "$(field grants)" -ge 50 ]
 }
 
+safe_under_failover() {
+    ZKL_SOAK_NODES=3 bash "$top_srcdir/test/soak.sh" \
+        "${ZKL_SOAK_MINUTES:-1}" >"$tmp/soak.json" 2>"$tmp/soak.log"
+    local rc=$?
+    grep -E 'UNEXPLAINED|stale write|regression|HANG|died|badly|could not' "$tmp/soak.log" | head -20
+    cat "$tmp/soak.json"
+    cp "$tmp/soak.json" "$tmp/failover.json"
+    [ "$rc" = 0 ] && [ "$(field faults)" -ge 50 ] &&
+        [ "$(field grants)" -ge 50 ] &&
+        [ "$(field faults_node_restart)" -ge 2 ] &&
+        [ "$(field leader_restarts)" -ge 1 ]
+}
+
 catches_sabotage() {
     soak 0.25 --sabotage 1 --fault-ms 150
     local rc=$?
@@ -36,5 +51,7 @@ catches_sabotage() {
 
 check safe_under_faults safe_under_faults
 [ -f "$tmp/main.json" ] && sed 's/^/# /' "$tmp/main.json"
+check safe_under_failover safe_under_failover
+[ -f "$tmp/failover.json" ] && sed 's/^/# /' "$tmp/failover.json"
 check catches_sabotage catches_sabotage
 finish
