@@ -10,6 +10,9 @@
  *     accepted release exactly one RELEASED, and nothing else arrives
  *     out of turn (RESTORED without SUSPENDED, events on a freed handle);
  *   - zkl_lock_is_held() agrees with the events;
+ *   - with an allocation failed now and then (zkl_set_allocator), the
+ *     calls that allocate answer ZKL_ENOMEM and change nothing, and the
+ *     rest holds as above;
  *   - at the end of every input, once all handles are freed, the client
  *     has nothing pending and the lock paths have no node left. */
 #include <stdint.h>
@@ -54,6 +57,32 @@ static char paths[2][64];
 static int listing_out;
 static size_t listed;
 
+/* The input may fail the Nth allocation from now (0: none). */
+static int fail_in;
+
+static int fail_now(void)
+{
+    return fail_in > 0 && --fail_in == 0;
+}
+
+static void *f_malloc(size_t n)
+{
+    return fail_now() ? NULL : malloc(n);
+}
+
+static void *f_calloc(size_t n, size_t size)
+{
+    return fail_now() ? NULL : calloc(n, size);
+}
+
+static void *f_realloc(void *p, size_t n)
+{
+    return fail_now() ? NULL : realloc(p, n);
+}
+
+static const zkl_allocator_t failing = {f_malloc, f_calloc, f_realloc,
+                                        free};
+
 static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
                     void *arg)
 {
@@ -81,7 +110,9 @@ static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
               status == ZKL_ECONNLOSS || status == ZKL_EAUTH ||
               status == ZKL_EZK);
         s->acq_out--;
-        CHECK(!zkl_lock_is_held(lk) || s->held);
+        /* Held already? Only by a later acquire, granted in the same
+         * pass but told after this one. */
+        CHECK(!zkl_lock_is_held(lk) || s->held || s->acq_out >= 1);
         break;
     case ZKL_LOCK_SUSPENDED:
         CHECK(s->held && !s->suspended);
@@ -112,7 +143,8 @@ static void list_cb(zkl_client_t *c, int status, const char *const *names,
     (void)arg;
     CHECK(c == client);
     CHECK(status == ZKL_OK || status == ZKL_ECONNLOSS ||
-          status == ZKL_ESESSION || status == ZKL_ECLOSED);
+          status == ZKL_ESESSION || status == ZKL_ECLOSED ||
+          status == ZKL_ENOMEM);
     listing_out--;
     listed += n;
 }
@@ -166,6 +198,7 @@ static int setup(void)
         exit(2);
     }
     base = event_base_new();
+    CHECK(zkl_set_allocator(&failing) == ZKL_OK);
     CHECK(zkl_options_new(&o) == ZKL_OK);
     CHECK(zkl_options_set_servers(o, hosts) == ZKL_OK);
     CHECK(zkl_options_set_session_timeout(o, 10000) == ZKL_OK);
@@ -221,8 +254,9 @@ static void one_op(const uint8_t **d, const uint8_t *end)
             break;
         pick_path(d, end, path, sizeof path);
         rc = zkl_lock_new(&s->lk, client, path, lock_cb, s);
-        CHECK(rc == ZKL_OK || rc == ZKL_EBADPATH);
-        CHECK((rc == ZKL_OK) == (zkl_path_validate(path) == ZKL_OK));
+        CHECK(rc == ZKL_OK || rc == ZKL_EBADPATH || rc == ZKL_ENOMEM);
+        CHECK(rc == ZKL_ENOMEM ||
+              (rc == ZKL_OK) == (zkl_path_validate(path) == ZKL_OK));
         CHECK((rc == ZKL_OK) == (s->lk != NULL));
         break;
     case 1: { /* acquire: forever, try-lock, or a short timeout */
@@ -236,7 +270,7 @@ static void one_op(const uint8_t **d, const uint8_t *end)
             s->acq_out++;
         } else if (rc == ZKL_EHELD) {
             CHECK(s->held || s->acq_out); /* maybe granted, not yet told */
-        } else {
+        } else if (rc != ZKL_ENOMEM) {
             CHECK(rc == ZKL_EBUSY);
             CHECK(s->acq_out || s->rel_out);
         }
@@ -284,7 +318,7 @@ static void one_op(const uint8_t **d, const uint8_t *end)
     case 8:
         pick_path(d, end, path, sizeof path);
         rc = zkl_contenders(client, path, list_cb, NULL);
-        CHECK(rc == ZKL_OK || rc == ZKL_EBADPATH);
+        CHECK(rc == ZKL_OK || rc == ZKL_EBADPATH || rc == ZKL_ENOMEM);
         listing_out += rc == ZKL_OK;
         break;
     case 9: {
@@ -302,9 +336,11 @@ static void one_op(const uint8_t **d, const uint8_t *end)
             struct slot *x = &slots[i];
 
             if (x->lk == NULL &&
-                zkl_lock_new(&x->lk, client, paths[arg & 1], lock_cb, x) !=
-                    ZKL_OK)
-                CHECK(0);
+                (rc = zkl_lock_new(&x->lk, client, paths[arg & 1], lock_cb,
+                                   x)) != ZKL_OK) {
+                CHECK(rc == ZKL_ENOMEM && x->lk == NULL);
+                continue;
+            }
             x->auto_release = (arg & 0x80) != 0;
             if (!x->held && zkl_lock_acquire(x->lk, -1) == ZKL_OK)
                 x->acq_out++;
@@ -315,7 +351,11 @@ static void one_op(const uint8_t **d, const uint8_t *end)
                 zkl_lock_cancel(slots[i].lk);
         break;
     }
-    case 10: /* a wrong call now and then */
+    case 10: /* a wrong call now and then; or an allocation to fail */
+        if (arg & 1) {
+            fail_in = 1 + (arg >> 1) % 16;
+            break;
+        }
         CHECK(zkl_lock_acquire(NULL, -1) == ZKL_EINVAL);
         CHECK(zkl_lock_release(NULL) == ZKL_EINVAL);
         CHECK(zkl_lock_is_held(NULL) == 0);
@@ -333,6 +373,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setup();
     while (d < end && ops++ < 64)
         one_op(&d, end);
+    fail_in = 0; /* the checks below must not fail for want of memory */
     /* Let every answer come, then let go of everything. */
     for (i = 0; i < SLOTS; i++)
         if (slots[i].lk != NULL && slots[i].acq_out)

@@ -131,6 +131,31 @@ ZKL_EXTERN void zkl_set_log(zkl_log_fn fn, void *arg,
                             zkl_log_level_t max_level);
 
 /* ------------------------------------------------------------------ */
+/* Memory                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Where zklock takes its own memory from: options, clients, lock
+ * handles, attempts, queue views, the callback queue, the libevent
+ * adapter. (The ZooKeeper client and libevent allocate with their own.)
+ * All four functions or none: memory goes back to the allocator that
+ * gave it. */
+typedef struct zkl_allocator {
+    void *(*malloc_fn)(size_t size);
+    void *(*calloc_fn)(size_t n, size_t size);
+    void *(*realloc_fn)(void *p, size_t size);
+    void (*free_fn)(void *p);
+} zkl_allocator_t;
+
+/* Replaces the allocator (copied); NULL restores the C library's.
+ * Process-global and not thread-safe: call it at start-up, before any
+ * zklock object exists, as with hiredisSetAllocators(). Every call that
+ * allocates fails with ZKL_ENOMEM, and changes nothing, when the
+ * allocator returns NULL; an acquire that was accepted still gets its
+ * one ending, because the room for its callbacks is set aside when the
+ * acquire is accepted. Errors: ZKL_EINVAL (a member is NULL). */
+ZKL_EXTERN int zkl_set_allocator(const zkl_allocator_t *a);
+
+/* ------------------------------------------------------------------ */
 /* Client options                                                      */
 /* ------------------------------------------------------------------ */
 

@@ -8,16 +8,16 @@
 int zkl__creds_add(zkl__cred_t **v, size_t *n, const char *scheme,
                    const char *text)
 {
-    zkl__cred_t *nv = realloc(*v, (*n + 1) * sizeof *nv);
+    zkl__cred_t *nv = zkl__realloc(*v, (*n + 1) * sizeof *nv);
 
     if (nv == NULL)
         return ZKL_ENOMEM;
     *v = nv;
-    nv[*n].scheme = strdup(scheme);
-    nv[*n].text = strdup(text);
+    nv[*n].scheme = zkl__strdup(scheme);
+    nv[*n].text = zkl__strdup(text);
     if (nv[*n].scheme == NULL || nv[*n].text == NULL) {
-        free(nv[*n].scheme);
-        free(nv[*n].text);
+        zkl__free(nv[*n].scheme);
+        zkl__free(nv[*n].text);
         return ZKL_ENOMEM;
     }
     (*n)++;
@@ -29,10 +29,10 @@ void zkl__creds_free(zkl__cred_t *v, size_t n)
     size_t i;
 
     for (i = 0; i < n; i++) {
-        free(v[i].scheme);
-        free(v[i].text);
+        zkl__free(v[i].scheme);
+        zkl__free(v[i].text);
     }
-    free(v);
+    zkl__free(v);
 }
 
 int zkl__creds_copy(zkl__cred_t **dst, size_t *ndst, const zkl__cred_t *src,
@@ -98,23 +98,23 @@ int zkl__acl_build(struct ACL_vector *acl, const zkl_options_t *o)
     if (o->nauth == 0 && o->nids == 0)
         return ZKL_EINVAL; /* nobody could ever delete the nodes */
     n = 1 + (o->nauth > 0) + o->nids;
-    acl->data = calloc(n, sizeof *acl->data);
+    acl->data = zkl__calloc(n, sizeof *acl->data);
     acl->count = 0;
     if (acl->data == NULL)
         return ZKL_ENOMEM;
     acl->count = (int32_t)n;
     acl->data[k].perms = ZOO_PERM_READ;
-    acl->data[k].id.scheme = strdup("world");
-    acl->data[k++].id.id = strdup("anyone");
+    acl->data[k].id.scheme = zkl__strdup("world");
+    acl->data[k++].id.id = zkl__strdup("anyone");
     if (o->nauth > 0) {
         acl->data[k].perms = ZOO_PERM_ALL;
-        acl->data[k].id.scheme = strdup("auth");
-        acl->data[k++].id.id = strdup("");
+        acl->data[k].id.scheme = zkl__strdup("auth");
+        acl->data[k++].id.id = zkl__strdup("");
     }
     for (i = 0; i < o->nids; i++) {
         acl->data[k].perms = ZOO_PERM_ALL;
-        acl->data[k].id.scheme = strdup(o->ids[i].scheme);
-        acl->data[k++].id.id = strdup(o->ids[i].text);
+        acl->data[k].id.scheme = zkl__strdup(o->ids[i].scheme);
+        acl->data[k++].id.id = zkl__strdup(o->ids[i].text);
     }
     for (i = 0; i < n; i++) {
         if (acl->data[i].id.scheme == NULL || acl->data[i].id.id == NULL) {
@@ -132,10 +132,10 @@ void zkl__acl_free(struct ACL_vector *acl)
     if (acl->data == ZOO_OPEN_ACL_UNSAFE.data)
         return;
     for (i = 0; i < acl->count; i++) {
-        free(acl->data[i].id.scheme);
-        free(acl->data[i].id.id);
+        zkl__free(acl->data[i].id.scheme);
+        zkl__free(acl->data[i].id.id);
     }
-    free(acl->data);
+    zkl__free(acl->data);
     acl->data = NULL;
     acl->count = 0;
 }

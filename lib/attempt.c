@@ -60,9 +60,14 @@ static int connloss_rc(int rc)
 zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
 {
     size_t dirlen = strlen(lk->path);
-    zkl__att_t *a = calloc(1, sizeof *a + dirlen + 1 + ZKL__NAME_LEN + 1);
+    zkl__att_t *a;
 
-    if (a == NULL)
+    /* Room for this attempt's callbacks is taken now, while failing
+     * costs only this call: later, a failed allocation would lose a
+     * callback the caller is owed. */
+    if (zkl__evq_reserve(c, c->natts + 1 + ZKL__EVQ_SLACK) != ZKL_OK ||
+        (a = zkl__calloc(1, sizeof *a + dirlen + 1 + ZKL__NAME_LEN + 1)) ==
+            NULL)
         return NULL;
     a->c = c;
     a->lk = lk;
@@ -83,7 +88,7 @@ zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
     if (timeout > 0) {
         a->deadline = zkl__now_ms() + (uint64_t)timeout;
         if (zkl__heap_push(c, a) != ZKL_OK) {
-            free(a);
+            zkl__free(a);
             return NULL;
         }
     }
@@ -104,7 +109,7 @@ void zkl__att_free(zkl__att_t *a)
         c->nstalled--;
     ZKL__UNLINK(&c->atts, a);
     c->natts--;
-    free(a);
+    zkl__free(a);
 }
 
 void zkl__att_schedule(zkl__att_t *a, int next_op)
@@ -449,7 +454,7 @@ static void watch_pred(zkl__att_t *a, const char *pred)
 {
     char stackbuf[ZKL_PATH_MAX + 128];
     size_t plen = strlen(pred), need = (size_t)a->dirlen + 1 + plen + 1;
-    char *p = need <= sizeof stackbuf ? stackbuf : malloc(need);
+    char *p = need <= sizeof stackbuf ? stackbuf : zkl__malloc(need);
     int rc;
 
     if (p == NULL) {
@@ -461,7 +466,7 @@ static void watch_pred(zkl__att_t *a, const char *pred)
     a->whash = zkl__hash(p);
     rc = zoo_awget(a->c->zh, p, zkl__watcher, a->c, pred_watch_done, a);
     if (p != stackbuf)
-        free(p);
+        zkl__free(p);
     sent(a, rc);
 }
 

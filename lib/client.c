@@ -25,7 +25,7 @@ int zkl_options_new(zkl_options_t **out)
     if (out == NULL)
         return ZKL_EINVAL;
     *out = NULL;
-    o = calloc(1, sizeof *o);
+    o = zkl__calloc(1, sizeof *o);
     if (o == NULL)
         return ZKL_ENOMEM;
     o->session_timeout = 10000;
@@ -37,20 +37,20 @@ void zkl_options_free(zkl_options_t *o)
 {
     if (o == NULL)
         return;
-    free(o->hosts);
-    free(o->chroot);
+    zkl__free(o->hosts);
+    zkl__free(o->chroot);
     zkl__creds_free(o->auth, o->nauth);
     zkl__creds_free(o->ids, o->nids);
-    free(o);
+    zkl__free(o);
 }
 
 static int set_string(char **slot, const char *s)
 {
     char *d = NULL;
 
-    if (s != NULL && (d = strdup(s)) == NULL)
+    if (s != NULL && (d = zkl__strdup(s)) == NULL)
         return ZKL_ENOMEM;
-    free(*slot);
+    zkl__free(*slot);
     *slot = d;
     return ZKL_OK;
 }
@@ -97,27 +97,36 @@ int zkl_options_set_conn_cb(zkl_options_t *o, zkl_conn_cb cb, void *arg)
 /* Deferred callbacks                                                */
 /* ---------------------------------------------------------------- */
 
+int zkl__evq_reserve(zkl_client_t *c, size_t want)
+{
+    size_t n = c->evq_cap ? c->evq_cap : 16, i;
+    zkl__event_t *q;
+
+    if (want <= c->evq_cap)
+        return ZKL_OK;
+    while (n < want)
+        n *= 2;
+    if ((q = zkl__malloc(n * sizeof *q)) == NULL)
+        return ZKL_ENOMEM;
+    for (i = 0; i < c->evq_len; i++)
+        q[i] = c->evq[(c->evq_head + i) % c->evq_cap];
+    zkl__free(c->evq);
+    c->evq = q;
+    c->evq_cap = n;
+    c->evq_head = 0;
+    return ZKL_OK;
+}
+
 int zkl__queue_event(zkl_client_t *c, zkl_lock_t *lk, int ev, int status)
 {
     zkl__event_t *e;
 
-    if (c->evq_len == c->evq_cap) {
-        size_t n = c->evq_cap ? c->evq_cap * 2 : 16, i;
-        zkl__event_t *q = malloc(n * sizeof *q);
-
-        if (q == NULL) {
-            /* Dropping a callback would break exactly-once; this is the
-             * only allocation a callback depends on, and it is 16 bytes
-             * per pending event. Log loudly and drop. */
-            ZKL_LOG(ZKL_LOG_ERROR, "zklock: out of memory queueing event");
-            return ZKL_ENOMEM;
-        }
-        for (i = 0; i < c->evq_len; i++)
-            q[i] = c->evq[(c->evq_head + i) % c->evq_cap];
-        free(c->evq);
-        c->evq = q;
-        c->evq_cap = n;
-        c->evq_head = 0;
+    if (c->evq_len == c->evq_cap &&
+        zkl__evq_reserve(c, c->evq_len + 1) != ZKL_OK) {
+        /* Past the room set aside per attempt (zkl__att_new): more
+         * events at once than attempts plus ZKL__EVQ_SLACK. */
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: out of memory queueing event");
+        return ZKL_ENOMEM;
     }
     e = &c->evq[(c->evq_head + c->evq_len++) % c->evq_cap];
     e->lk = lk;
@@ -317,14 +326,14 @@ int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
     if (out == NULL)
         return ZKL_EINVAL;
     *out = NULL;
-    c = calloc(1, sizeof *c);
+    c = zkl__calloc(1, sizeof *c);
     if (c == NULL)
         return ZKL_ENOMEM;
     hosts = o != NULL && o->hosts != NULL ? o->hosts : "127.0.0.1:2181";
     n = strlen(hosts) + (o != NULL && o->chroot ? strlen(o->chroot) : 0) + 1;
-    c->hosts = malloc(n);
+    c->hosts = zkl__malloc(n);
     if (c->hosts == NULL) {
-        free(c);
+        zkl__free(c);
         return ZKL_ENOMEM;
     }
     strcpy(c->hosts, hosts);
@@ -344,8 +353,8 @@ int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
         (rc = open_session(c)) != ZKL_OK) {
         zkl__acl_free(&c->acl);
         zkl__creds_free(c->auth, c->nauth);
-        free(c->hosts);
-        free(c);
+        zkl__free(c->hosts);
+        zkl__free(c);
         return rc;
     }
     *out = c;
@@ -688,21 +697,21 @@ static void teardown(zkl_client_t *c)
         lk->c = NULL;
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
-        free(a);
+        zkl__free(a);
     }
     if (c->ops != NULL && attached_here > 0)
         attached_here--;
     if (c->ops != NULL && c->ops->detach != NULL)
         c->ops->detach(c->loop_data);
     zkl__queue_clear(c);
-    free(c->qtab);
+    zkl__free(c->qtab);
     zkl__acl_free(&c->acl);
     zkl__creds_free(c->auth, c->nauth);
-    free(c->wtab);
-    free(c->heap);
-    free(c->evq);
-    free(c->hosts);
-    free(c);
+    zkl__free(c->wtab);
+    zkl__free(c->heap);
+    zkl__free(c->evq);
+    zkl__free(c->hosts);
+    zkl__free(c);
 }
 
 void zkl_client_free(zkl_client_t *c)

@@ -27,7 +27,7 @@ static void contenders_done(int rc, const struct String_vector *sv,
     (void)st;
     c->nreqs--;
     if (rc == ZOK && sv != NULL && sv->count > 0) {
-        names = malloc((size_t)sv->count * sizeof *names);
+        names = zkl__malloc((size_t)sv->count * sizeof *names);
         if (names == NULL) {
             status = ZKL_ENOMEM;
         } else {
@@ -42,8 +42,8 @@ static void contenders_done(int rc, const struct String_vector *sv,
     }
     r->cb(c, status, status == ZKL_OK ? names : NULL,
           status == ZKL_OK ? n : 0, r->arg);
-    free(names);
-    free(r);
+    zkl__free(names);
+    zkl__free(r);
 }
 
 int zkl_contenders(zkl_client_t *c, const char *path, zkl_contenders_cb cb,
@@ -60,7 +60,7 @@ int zkl_contenders(zkl_client_t *c, const char *path, zkl_contenders_cb cb,
         return ZKL_ECLOSED;
     if (c->dead)
         return c->dead;
-    r = malloc(sizeof *r);
+    r = zkl__malloc(sizeof *r);
     if (r == NULL)
         return ZKL_ENOMEM;
     r->c = c;
@@ -70,7 +70,7 @@ int zkl_contenders(zkl_client_t *c, const char *path, zkl_contenders_cb cb,
      * with ZCONNECTIONLOSS if the connection does not come up. */
     rc = zoo_aget_children2(c->zh, path, 0, contenders_done, r);
     if (rc != ZOK) {
-        free(r);
+        zkl__free(r);
         return zkl__from_zk(rc) == ZKL_ECLOSED ? ZKL_ECLOSED : ZKL_ESESSION;
     }
     c->nreqs++;

@@ -49,7 +49,7 @@ int zkl__heap_push(zkl_client_t *c, zkl__att_t *a)
 {
     if (c->heap_len == c->heap_cap) {
         size_t n = c->heap_cap ? c->heap_cap * 2 : 16;
-        zkl__att_t **h = realloc(c->heap, n * sizeof *h);
+        zkl__att_t **h = zkl__realloc(c->heap, n * sizeof *h);
 
         if (h == NULL)
             return ZKL_ENOMEM;

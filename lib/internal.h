@@ -38,6 +38,13 @@
         *(headp) = (n);                                                     \
     } while (0)
 
+/* ---- memory: every allocation goes through zkl_set_allocator()'s ---- */
+void *zkl__malloc(size_t size);
+void *zkl__calloc(size_t n, size_t size);
+void *zkl__realloc(void *p, size_t size);
+void zkl__free(void *p);
+char *zkl__strdup(const char *s);
+
 /* ---- time ---- */
 uint64_t zkl__now_ms(void);
 uint64_t zkl__now_us(void);
@@ -260,6 +267,11 @@ int zkl__acl_build(struct ACL_vector *acl, const zkl_options_t *o);
 void zkl__acl_free(struct ACL_vector *acl);
 int zkl__send_auth(zkl_client_t *c);
 int zkl__queue_event(zkl_client_t *c, zkl_lock_t *lk, int ev, int status);
+/* Makes the callback queue hold want events without growing. Each
+ * attempt sets aside one slot, plus ZKL__EVQ_SLACK for connection events
+ * and several events of one attempt between two deliveries. */
+int zkl__evq_reserve(zkl_client_t *c, size_t want);
+#define ZKL__EVQ_SLACK 16
 void zkl__purge_events(zkl_client_t *c, zkl_lock_t *lk);
 int zkl__is_connected(zkl_client_t *c);
 

@@ -84,7 +84,7 @@ static void le_detach(void *data)
     if (le->io != NULL)
         event_free(le->io);
     event_free(le->tmr);
-    free(le);
+    zkl__free(le);
 }
 
 static const zkl_loop_ops_t le_ops = {le_io, le_timer, le_detach};
@@ -96,7 +96,7 @@ int zkl_libevent_attach(zkl_client_t *c, struct event_base *base)
 
     if (c == NULL || base == NULL)
         return ZKL_EINVAL;
-    le = calloc(1, sizeof *le);
+    le = zkl__calloc(1, sizeof *le);
     if (le == NULL)
         return ZKL_ENOMEM;
     le->c = c;
@@ -104,13 +104,13 @@ int zkl_libevent_attach(zkl_client_t *c, struct event_base *base)
     le->fd = -1;
     le->tmr = evtimer_new(base, le_timer_cb, le);
     if (le->tmr == NULL) {
-        free(le);
+        zkl__free(le);
         return ZKL_ENOMEM;
     }
     rc = zkl_client_attach(c, &le_ops, le);
     if (rc != ZKL_OK) {
         event_free(le->tmr);
-        free(le);
+        zkl__free(le);
     }
     return rc;
 }

@@ -22,7 +22,7 @@ int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
     if (c->freeing || c->closing)
         return ZKL_ECLOSED;
     len = strlen(path);
-    lk = calloc(1, sizeof *lk + len + 1);
+    lk = zkl__calloc(1, sizeof *lk + len + 1);
     if (lk == NULL)
         return ZKL_ENOMEM;
     memcpy(lk->path, path, len + 1);
@@ -64,7 +64,7 @@ void zkl_lock_free(zkl_lock_t *lk)
         ZKL__UNLINK(&c->locks, lk);
         zkl__kick(c);
     }
-    free(lk);
+    zkl__free(lk);
 }
 
 int zkl_lock_acquire(zkl_lock_t *lk, long timeout_ms)

@@ -62,8 +62,8 @@ static zkl__queue_t *find(zkl_client_t *c, const zkl__att_t *a)
 
 static void queue_free(zkl__queue_t *q)
 {
-    free(q->ents);
-    free(q);
+    zkl__free(q->ents);
+    zkl__free(q);
 }
 
 static zkl__queue_t *create(zkl_client_t *c, const zkl__att_t *a)
@@ -73,7 +73,7 @@ static zkl__queue_t *create(zkl_client_t *c, const zkl__att_t *a)
 
     if (c->nqueues >= c->qtab_size) {
         size_t n = c->qtab_size ? c->qtab_size * 2 : 16, i;
-        zkl__queue_t **t = calloc(n, sizeof *t);
+        zkl__queue_t **t = zkl__calloc(n, sizeof *t);
 
         if (t == NULL)
             return NULL;
@@ -86,11 +86,11 @@ static zkl__queue_t *create(zkl_client_t *c, const zkl__att_t *a)
                 t[e->hash & (n - 1)] = e;
             }
         }
-        free(c->qtab);
+        zkl__free(c->qtab);
         c->qtab = t;
         c->qtab_size = n;
     }
-    q = calloc(1, sizeof *q + a->dirlen);
+    q = zkl__calloc(1, sizeof *q + a->dirlen);
     if (q == NULL)
         return NULL;
     q->hash = h;
@@ -175,7 +175,7 @@ static int reserve(zkl__queue_t *q, uint32_t k)
     cap = q->cap ? q->cap : 32;
     while (cap < q->n + k)
         cap *= 2;
-    e = realloc(q->ents, (size_t)cap * sizeof *e);
+    e = zkl__realloc(q->ents, (size_t)cap * sizeof *e);
     if (e == NULL)
         return ZKL_ENOMEM;
     q->ents = e;

@@ -11,7 +11,7 @@
 static int wtab_grow(zkl_client_t *c)
 {
     size_t n = c->wtab_size ? c->wtab_size * 2 : 64, i;
-    zkl__att_t **t = calloc(n, sizeof *t);
+    zkl__att_t **t = zkl__calloc(n, sizeof *t);
 
     if (t == NULL)
         return ZKL_ENOMEM;
@@ -24,7 +24,7 @@ static int wtab_grow(zkl_client_t *c)
             t[a->whash & (n - 1)] = a;
         }
     }
-    free(c->wtab);
+    zkl__free(c->wtab);
     c->wtab = t;
     c->wtab_size = n;
     return ZKL_OK;
