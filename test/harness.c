@@ -309,6 +309,18 @@ void t_lock_init(t_lock_t *t, zkl_client_t *c, const char *path)
     ASSERT_RC(zkl_lock_new(&t->lk, c, path, t_lock_cb, t), ZKL_OK);
 }
 
+void t_hold_and_queue(t_lock_t *hold, zkl_client_t *hc, t_lock_t *wait,
+                      zkl_client_t *wc, const char *path)
+{
+    t_lock_init(hold, hc, path);
+    t_lock_init(wait, wc, path);
+    ASSERT_RC(zkl_lock_acquire(hold->lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&hold->acquired, 5000));
+    ASSERT_RC(zkl_lock_acquire(wait->lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(zkl_lock_state(wait->lk) == ZKL_STATE_QUEUED, 5000));
+    ASSERT_EQ(t_zk_wait_count(path, 2, 5000), 2);
+}
+
 /* ---------------- observer ---------------- */
 
 struct obs {

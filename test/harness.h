@@ -123,6 +123,11 @@ extern int t_grant_seq;
 extern int t_event_seq; /* counts every lock event of the process */
 void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg);
 void t_lock_init(t_lock_t *t, zkl_client_t *c, const char *path);
+/* The shape most tests start from: hold takes path on hc and is
+ * granted; then wait (on wc) queues behind it, its node on the server
+ * and its watch set. */
+void t_hold_and_queue(t_lock_t *hold, zkl_client_t *hc, t_lock_t *wait,
+                      zkl_client_t *wc, const char *path);
 
 /* ---- observer (raw ZooKeeper client, blocking, own session) ---- */
 /* Number of children of path (0 if it does not exist), -1 on error. */

@@ -62,12 +62,7 @@ static void failover_case(const char *holder_hosts, int victim_is_holders)
     t_lock_t h, w, f;
     int victim;
 
-    t_lock_init(&h, hc, p);
-    t_lock_init(&w, wc, p);
-    ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
-    ASSERT(t_run_until(&h.acquired, 5000));
-    ASSERT_RC(zkl_lock_acquire(w.lk, -1), ZKL_OK);
-    ASSERT(WAIT_FOR(zkl_lock_state(w.lk) == ZKL_STATE_QUEUED, 5000));
+    t_hold_and_queue(&h, hc, &w, wc, p);
     t_run_for(200);
     if (victim_is_holders) {
         ASSERT_RC(zkl_client_server(hc, srv, sizeof srv), ZKL_OK);

@@ -22,13 +22,8 @@ TEST(session_expiry_while_holding)
     uint64_t xtok, ytok;
     t_lock_t a, b;
 
-    t_lock_init(&a, x, p);
-    t_lock_init(&b, y, p);
-    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
-    ASSERT(t_run_until(&a.acquired, 5000));
+    t_hold_and_queue(&a, x, &b, y, p);
     ASSERT_RC(zkl_lock_token(a.lk, &xtok), ZKL_OK);
-    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
-    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
 
     fp_stall(fp, 1); /* no heartbeats reach the server */
     ASSERT(t_run_until(&a.suspended, 5000));
@@ -73,12 +68,7 @@ TEST(session_expiry_while_waiting)
     const char *p = t_path(NULL);
     t_lock_t a, b;
 
-    t_lock_init(&a, x, p);
-    t_lock_init(&b, y, p);
-    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
-    ASSERT(t_run_until(&b.acquired, 5000));
-    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
-    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    t_hold_and_queue(&b, y, &a, x, p);
 
     fp_stall(fp, 1);
     /* The server expires the waiter's session and deletes its node. */
@@ -111,13 +101,8 @@ TEST(server_restart_held_and_queued)
     t_lock_t a, b;
     uint64_t tok1, tok2;
 
-    t_lock_init(&a, x, p);
-    t_lock_init(&b, y, p);
-    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
-    ASSERT(t_run_until(&a.acquired, 5000));
+    t_hold_and_queue(&a, x, &b, y, p);
     ASSERT_RC(zkl_lock_token(a.lk, &tok1), ZKL_OK);
-    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
-    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
     t_run_for(100);
 
     t_server("kill");
@@ -216,12 +201,7 @@ TEST(list_reply_lost)
     t_lock_t a, hold;
     int conns;
 
-    t_lock_init(&hold, h, p);
-    t_lock_init(&a, x, p);
-    ASSERT_RC(zkl_lock_acquire(hold.lk, -1), ZKL_OK);
-    ASSERT(t_run_until(&hold.acquired, 5000));
-    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
-    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    t_hold_and_queue(&hold, h, &a, x, p);
     t_run_for(100);
     /* The release wakes the waiter; the listing it sends is answered
      * into the void and the connection drops. */
@@ -250,12 +230,7 @@ TEST(cancel_while_disconnected)
     const char *p = t_path(NULL);
     t_lock_t a, hold;
 
-    t_lock_init(&hold, h, p);
-    t_lock_init(&a, x, p);
-    ASSERT_RC(zkl_lock_acquire(hold.lk, -1), ZKL_OK);
-    ASSERT(t_run_until(&hold.acquired, 5000));
-    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
-    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    t_hold_and_queue(&hold, h, &a, x, p);
     fp_refuse(fp, 1);
     fp_cut(fp);
     ASSERT(WAIT_FOR(!xc.connected, 5000));

@@ -724,12 +724,7 @@ TEST(node_deleted_by_other)
     char name[64], full[512];
     t_lock_t a, b;
 
-    t_lock_init(&a, c1, p);
-    t_lock_init(&b, c2, p);
-    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
-    ASSERT(t_run_until(&a.acquired, 5000));
-    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
-    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    t_hold_and_queue(&a, c1, &b, c2, p);
     ASSERT_RC(zkl_lock_node_name(a.lk, name, sizeof name), ZKL_OK);
     snprintf(full, sizeof full, "%s/%s", p, name);
     ASSERT_EQ(t_zk_delete(full), 0);

@@ -168,13 +168,8 @@ static void hold_case(enum state s, enum fault f, fp_t *fp,
     uint64_t xtok, htok, tok;
     int conns;
 
-    t_lock_init(&a, x, p);
-    t_lock_init(&b, h, p);
-    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
-    ASSERT(t_run_until(&a.acquired, 5000));
+    t_hold_and_queue(&a, x, &b, h, p);
     ASSERT_RC(zkl_lock_token(a.lk, &xtok), ZKL_OK);
-    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
-    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
     t_run_for(200);
     conns = fp_accepted(fp);
 
