@@ -150,9 +150,11 @@ typedef struct zkl_allocator {
  * Process-global and not thread-safe: call it at start-up, before any
  * zklock object exists, as with hiredisSetAllocators(). Every call that
  * allocates fails with ZKL_ENOMEM, and changes nothing, when the
- * allocator returns NULL; an acquire that was accepted still gets its
- * one ending, because the room for its callbacks is set aside when the
- * acquire is accepted. Errors: ZKL_EINVAL (a member is NULL). */
+ * allocator returns NULL. An accepted acquire sets aside a slot in the
+ * callback queue, so a later failure cannot cost it its ending; only a
+ * burst of more events at once than there are attempts (plus a few)
+ * makes the queue grow, and a failure then is logged and drops that
+ * callback. Errors: ZKL_EINVAL (a member is NULL). */
 ZKL_EXTERN int zkl_set_allocator(const zkl_allocator_t *a);
 
 /* ------------------------------------------------------------------ */
