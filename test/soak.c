@@ -41,6 +41,7 @@
  *            [--server-dir DIR --zkserver SCRIPT]
  *            [--minutes M] [--workers N] [--session-ms MS]
  *            [--fault-ms MEAN] [--seed S] [--sabotage 1]
+ *            [--checker-lag MS]
  *
  * Prints one JSON line; exits 0 only when the safety figures are zero and
  * there were grants and faults. */
@@ -53,6 +54,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -72,9 +75,10 @@
 #define PER_WORKER (CLIENTS * HANDLES)
 #define MAX_HANDLES (MAX_WORKERS * PER_WORKER)
 
-/* worker -> checker */
+/* worker -> checker; the checker's own faults that explain overlaps go
+ * into the same stream (M_FROZE, M_STALLED) */
 enum { M_WAIT = 1, M_ENTER, M_REENTER, M_EXIT, M_WRITE, M_FAILED,
-       M_EXPIRED, M_DRAINED, M_COUNT };
+       M_EXPIRED, M_DRAINED, M_COUNT, M_FROZE, M_STALLED };
 /* checker -> worker */
 enum { C_CUT = 1, C_LOSE, C_DELAY, C_STALL, C_DRAIN, C_COUNT, C_QUIT };
 enum { EXIT_RELEASE = 1, EXIT_SUSPENDED, EXIT_LOST };
@@ -82,17 +86,25 @@ enum { EXIT_RELEASE = 1, EXIT_SUSPENDED, EXIT_LOST };
 struct msg {
     int32_t type, worker, handle, lock, arg, client;
     uint64_t token;
+    uint64_t seq; /* place in the one order of all events */
 };
+
+/* Every event, from any worker or the checker, takes the next number
+ * from this counter (shared memory) just before it is sent. Each worker
+ * has its own socket, so the checker may read an ENTER before the EXIT
+ * that came first on another socket (when it was busy, say); it handles
+ * events in number order instead, waiting for a missing one. */
+static _Atomic uint64_t *next_seq;
 
 static struct {
     const char *hosts, *server_dir, *zkserver;
     double minutes;
-    int workers, session_ms, fault_ms, sabotage;
+    int workers, session_ms, fault_ms, sabotage, lag_ms;
     unsigned seed;
     char root[128];
     int nodes; /* more than one: an ensemble */
     uint16_t port[MAX_NODES];
-} cfg = {NULL, NULL, NULL, 1.0, 4, 3000, 250, 0, 0, "", 0, {0}};
+} cfg = {NULL, NULL, NULL, 1.0, 4, 3000, 250, 0, 0, 0, "", 0, {0}};
 
 static uint64_t now_ms(void)
 {
@@ -149,7 +161,8 @@ static struct handle {
 static void send_msg(int type, int handle, int lock, int arg, uint64_t tok)
 {
     struct msg m = {type, W.id, handle, lock, arg,
-                    handle >= 0 ? H[handle].client : 0, tok};
+                    handle >= 0 ? H[handle].client : 0, tok,
+                    atomic_fetch_add(next_seq, 1)};
 
     while (send(W.fd, &m, sizeof m, 0) < 0 && errno == EINTR)
         ;
@@ -510,8 +523,20 @@ static struct {
     long grants, faults, by_kind[F_KINDS], overlaps, explained,
         unexplained, accepted, stale_refused, stale_accepted, regressions,
         hangs, orphans, expiries, lost, crashes, writes, stalled_overlaps,
-        lost_late, leader_restarts;
+        lost_late, leader_restarts, missing;
 } K;
+
+/* Events waiting for their turn (see next_seq), by number. A frozen
+ * worker may hold a number for the length of its freeze; the ring is far
+ * larger than what the others send meanwhile. */
+#define RING (1u << 16)
+#define GAP_MS 30000u /* a number missing this long was lost (a crash) */
+static struct {
+    struct msg m[RING];
+    unsigned char have[RING];
+    uint64_t next, end; /* next to handle; one past the highest here */
+    uint64_t gap_since;
+} R;
 
 static void note(const char *fmt, ...)
 {
@@ -649,7 +674,68 @@ static void on_msg(const struct msg *m)
         K.orphans = m->arg;
         K.counted = 1;
         break;
+    case M_FROZE:
+        K.w[m->worker].freezes++;
+        break;
+    case M_STALLED:
+        K.w[m->worker].stalls[m->client]++;
+        break;
     }
+}
+
+/* Handles the events that are next in order; with force, gives up on
+ * missing ones at once (the run is over, or the ring is full). */
+static void run_ring(int force)
+{
+    uint64_t now = now_ms();
+
+    while (R.next < R.end) {
+        uint32_t i = (uint32_t)(R.next % RING);
+
+        if (R.have[i]) {
+            R.have[i] = 0;
+            R.gap_since = 0;
+            R.next++;
+            on_msg(&R.m[i]);
+            continue;
+        }
+        if (!force) {
+            if (R.gap_since == 0)
+                R.gap_since = now;
+            if (now - R.gap_since < GAP_MS)
+                return;
+        }
+        K.missing++;
+        note("event %llu never came", (unsigned long long)R.next);
+        R.gap_since = 0;
+        R.next++;
+    }
+}
+
+static void deliver(const struct msg *m)
+{
+    if (m->seq < R.next) { /* given up on already */
+        K.missing++;
+        note("event %llu came too late", (unsigned long long)m->seq);
+        return;
+    }
+    if (m->seq - R.next >= RING)
+        run_ring(1);
+    R.m[m->seq % RING] = *m;
+    R.have[m->seq % RING] = 1;
+    if (m->seq >= R.end)
+        R.end = m->seq + 1;
+    run_ring(0);
+}
+
+/* A fault of the checker's own that explains overlaps, in order with the
+ * workers' events. */
+static void post(int type, int wi, int client)
+{
+    struct msg m = {type, wi, -1, 0, 0, client, 0,
+                    atomic_fetch_add(next_seq, 1)};
+
+    deliver(&m);
 }
 
 static void on_worker(evutil_socket_t fd, short what, void *arg)
@@ -660,7 +746,7 @@ static void on_worker(evutil_socket_t fd, short what, void *arg)
 
     (void)what;
     while ((r = recv(fd, &m, sizeof m, MSG_DONTWAIT)) == sizeof m)
-        on_msg(&m);
+        deliver(&m);
     if (r == 0 && w->alive) {
         w->alive = 0;
         event_del(w->ev);
@@ -669,7 +755,7 @@ static void on_worker(evutil_socket_t fd, short what, void *arg)
 
 static void command(int wi, int type, int client, int arg)
 {
-    struct msg m = {type, wi, -1, 0, arg, client, 0};
+    struct msg m = {type, wi, -1, 0, arg, client, 0, 0};
 
     if (K.w[wi].alive)
         send(K.w[wi].fd, &m, sizeof m, MSG_DONTWAIT);
@@ -872,11 +958,11 @@ static void inject(void)
         command(wi, C_STALL, c, cfg.session_ms / 3);
         break;
     case F_EXPIRING_STALL:
-        K.w[wi].stalls[c]++;
+        post(M_STALLED, wi, c);
         command(wi, C_STALL, c, cfg.session_ms + 1500);
         break;
     case F_FREEZE:
-        K.w[wi].freezes++;
+        post(M_FROZE, wi, c);
         kill(K.w[wi].pid, SIGSTOP);
 
         K.w[wi].frozen_until = now + (uint64_t)cfg.session_ms + 1500;
@@ -961,6 +1047,9 @@ static void on_check(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     (void)arg;
+    run_ring(0); /* a missing event times out even when all is quiet */
+    if (cfg.lag_ms > 0) /* --checker-lag: a busy checker */
+        usleep((useconds_t)cfg.lag_ms * 1000u);
     server_reap(now);
     for (i = 0; i < cfg.workers; i++) {
         if (K.w[i].pid > 0 && waitpid(K.w[i].pid, &status, WNOHANG) > 0) {
@@ -1015,7 +1104,9 @@ static int usage(void)
             "                [--minutes M] [--workers N] [--session-ms MS] "
             "[--fault-ms MEAN] [--seed S]\n"
             "                [--sabotage 1: workers enter after a timed-out "
-            "acquire, to show the checker catches it]\n");
+            "acquire, to show the checker catches it]\n"
+            "                [--checker-lag MS: the checker sleeps MS every "
+            "200 ms, to show its verdict does not hang on its own pace]\n");
     return 2;
 }
 
@@ -1044,6 +1135,8 @@ int main(int argc, char **argv)
             cfg.fault_ms = atoi(v);
         else if (strcmp(k, "--sabotage") == 0)
             cfg.sabotage = atoi(v);
+        else if (strcmp(k, "--checker-lag") == 0)
+            cfg.lag_ms = atoi(v);
         else if (strcmp(k, "--seed") == 0)
             cfg.seed = (unsigned)strtoul(v, NULL, 10);
         else
@@ -1068,6 +1161,11 @@ int main(int argc, char **argv)
     snprintf(cfg.root, sizeof cfg.root, "/zkl-soak/%ld-%u", (long)getpid(),
              cfg.seed);
     signal(SIGPIPE, SIG_IGN);
+    next_seq = mmap(NULL, sizeof *next_seq, PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (next_seq == MAP_FAILED)
+        return 1;
+    atomic_init(next_seq, 0);
 
     for (i = 0; i < cfg.workers; i++) {
         int sv[2];
@@ -1150,11 +1248,12 @@ int main(int argc, char **argv)
            "\"overlaps_after_stall\": %ld, \"writes\": %ld, "
            "\"writes_accepted\": %ld, \"stale_writes_refused\": %ld, "
            "\"stale_writes_accepted\": %ld, \"token_regressions\": %ld, "
-           "\"hangs\": %ld, \"orphans\": %ld, \"worker_crashes\": %ld}\n",
+           "\"hangs\": %ld, \"orphans\": %ld, \"worker_crashes\": %ld, "
+           "\"events_missing\": %ld}\n",
            K.expiries, K.lost, K.lost_late, K.overlaps, K.explained,
            K.unexplained, K.stalled_overlaps, K.writes, K.accepted,
            K.stale_refused, K.stale_accepted, K.regressions, K.hangs,
-           K.orphans, K.crashes);
+           K.orphans, K.crashes, K.missing);
     fflush(stdout);
     event_free(K.fault_timer);
     event_free(K.check_timer);
@@ -1162,7 +1261,7 @@ int main(int argc, char **argv)
     event_free(K.start_timer);
     event_base_free(K.base);
     bad = K.unexplained || K.stale_accepted || K.regressions || K.hangs ||
-          K.orphans || K.crashes || K.grants == 0 || K.faults == 0 ||
-          !K.counted;
+          K.orphans || K.crashes || K.missing || K.grants == 0 ||
+          K.faults == 0 || !K.counted;
     return bad ? 1 : 0;
 }
