@@ -53,7 +53,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netinet/in.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -781,32 +780,20 @@ static pid_t run_zkserver(const char *what)
     return pid;
 }
 
-/* Whether the node on port leads, by its srvr four-letter word; a node
- * that does not answer within a second does not. */
-static int is_leader(uint16_t port)
+/* Whether ensemble node j (0-based) leads, as `zkserver.sh mode` says. */
+static int is_leader(int j)
 {
-    struct sockaddr_in sin;
-    char out[2048];
-    size_t n = 0;
-    ssize_t r;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct timeval tv = {1, 0};
+    char line[4096], out[32] = "";
+    FILE *f;
 
-    if (fd < 0)
+    snprintf(line, sizeof line, "bash '%s' mode '%s/n%d'", cfg.zkserver,
+             cfg.server_dir, j + 1);
+    if ((f = popen(line, "r")) == NULL)
         return 0;
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&sin, sizeof sin) == 0 &&
-        send(fd, "srvr", 4, MSG_NOSIGNAL) == 4)
-        while (n + 1 < sizeof out &&
-               (r = recv(fd, out + n, sizeof out - 1 - n, 0)) > 0)
-            n += (size_t)r;
-    close(fd);
-    out[n] = '\0';
-    return strstr(out, "Mode: leader") != NULL;
+    if (fgets(out, sizeof out, f) == NULL)
+        out[0] = '\0';
+    pclose(f);
+    return strncmp(out, "leader", 6) == 0;
 }
 
 /* The node to restart: the leader and another node in turn, so that even
@@ -816,7 +803,7 @@ static int pick_node(const char **role)
     int j, leader = -1;
 
     for (j = 0; j < cfg.nodes && leader < 0; j++)
-        if (is_leader(cfg.port[j]))
+        if (is_leader(j))
             leader = j;
     if (leader >= 0 && K.by_kind[F_NODE_RESTART] % 2 == 0) {
         K.leader_restarts++;
@@ -935,11 +922,10 @@ static void inject(void)
            : r < 80 ? F_EXPIRING_STALL
            : r < 92 ? F_FREEZE
                     : F_SERVER_RESTART;
-    if (kind == F_SERVER_RESTART && !can_restart(now))
+    if (cfg.nodes > 1 && can_restart(now))
+        kind = F_NODE_RESTART; /* in an ensemble, as soon as one may come */
+    else if (kind == F_SERVER_RESTART && !can_restart(now))
         kind = F_CUT;
-    if (cfg.nodes > 1) /* a node fault as soon as one may come */
-        kind = can_restart(now) ? F_NODE_RESTART
-               : kind == F_SERVER_RESTART ? F_CUT : kind;
     if ((kind == F_EXPIRING_STALL || kind == F_FREEZE) && rnd(4) != 0)
         pick_holder(&wi, &c);
     if (!K.w[wi].alive || K.w[wi].frozen_until != 0)

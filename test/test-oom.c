@@ -130,7 +130,6 @@ static int settled(void *arg)
 static int run_scenario(const char *path, long fail_at)
 {
     static t_lock_t t[CROWD];
-    static t_conn_t conn;
     zkl_options_t *o = NULL;
     zkl_client_t *c = NULL;
     struct listing ls = {0, 0};
@@ -141,7 +140,6 @@ static int run_scenario(const char *path, long fail_at)
     M.live = 0;
     M.fail_at = fail_at;
     memset(t, 0, sizeof t);
-    memset(&conn, 0, sizeof conn);
 
     if (!ok_or_nomem(zkl_options_new(&o)))
         goto out;
@@ -152,7 +150,6 @@ static int run_scenario(const char *path, long fail_at)
         !ok_or_nomem(zkl_options_set_chroot(o, "/")))
         goto out;
     zkl_options_set_session_timeout(o, 4000);
-    zkl_options_set_conn_cb(o, NULL, NULL);
     if (!ok_or_nomem(zkl_client_new(&c, o)))
         goto out;
     if (!ok_or_nomem(zkl_libevent_attach(c, t_base)))
