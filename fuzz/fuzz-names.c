@@ -6,8 +6,10 @@
  * strict total order (irreflexive, antisymmetric, transitive) so sorting
  * a listing always gives one queue; it follows the sequence number
  * whenever both names carry one; seq_of() only answers for names that
- * end in "lock-" and ten digits. Built with the library's sources, as
- * these functions are internal. */
+ * end in "lock-" and ten digits; own_name_len() accepts exactly the
+ * names zklock creates, with the ten- or eleven-character suffixes
+ * ZooKeeper prints (%010d of a signed 32-bit counter). Built with the
+ * library's sources, as these functions are internal. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +58,36 @@ static uint32_t expected_seq(const char *s)
     return v >= UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/* The expected own_name_len(), by characters: "_c_", 36 characters,
+ * "-lock-", then ten digits up to 2147483647, or a minus and nine digits
+ * not all zero, or a minus and ten digits from 1000000000 to
+ * 2147483648. */
+static size_t expected_own_len(const char *s)
+{
+    const char *q;
+    size_t n, i;
+
+    if (strncmp(s, "_c_", 3) != 0 || strlen(s) < 45 ||
+        strncmp(s + 39, "-lock-", 6) != 0)
+        return 0;
+    q = s + 45;
+    n = strlen(q);
+    if (n == 10 && q[0] != '-') {
+        for (i = 0; i < 10; i++)
+            if (q[i] < '0' || q[i] > '9')
+                return 0;
+        return strcmp(q, "2147483647") <= 0 ? 55 : 0;
+    }
+    if ((n != 10 && n != 11) || q[0] != '-')
+        return 0;
+    for (i = 1; i < n; i++)
+        if (q[i] < '0' || q[i] > '9')
+            return 0;
+    if (n == 10)
+        return strspn(q + 1, "0") == 9 ? 0 : 55;
+    return q[1] != '0' && strcmp(q + 1, "2147483648") <= 0 ? 56 : 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *buf = malloc(size + 1), *s, *names[MAXN];
@@ -76,6 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint32_t q = zkl__seq_of(names[i]);
 
         CHECK(q == expected_seq(names[i]));
+        CHECK(zkl__own_name_len(names[i]) == expected_own_len(names[i]));
         CHECK(zkl__name_cmp(names[i], names[i]) == 0);
         CHECK(zkl__sort_key(names[i]) >= names[i] &&
               zkl__sort_key(names[i]) <= names[i] + strlen(names[i]));

@@ -9,8 +9,10 @@
  *
  * Callbacks
  *   - Callbacks run only from zkl_client_on_io() / zkl_client_on_timer(),
- *     that is from the loop, never from inside the call that started the
- *     operation.
+ *     that is from the loop, never from inside any other call of this
+ *     API (the one exception: zkl_client_free(), see there). Every
+ *     callback, of every kind, goes through one queue per client and is
+ *     delivered in the order it was queued.
  *   - When a function that starts an operation returns 0, the operation's
  *     callback is called exactly once later. When it returns an error, the
  *     callback is never called for it.
@@ -74,11 +76,9 @@ extern "C" {
     XX(ENODEGONE, -1014, "the lock node was deleted by someone else")       \
     XX(ECONNLOSS, -1015, "the connection to ZooKeeper was lost")            \
     XX(EAUTH, -1016, "not authorized by ZooKeeper")                         \
-    XX(EZK, -1017, "unexpected error from ZooKeeper (see the log)")         \
-    XX(ENOLOOP, -1018, "no event loop attached, or the loop adapter "       \
-                       "failed")                                            \
-    XX(ERECURSIVE, -1019, "called from inside a zklock callback where "     \
-                          "that is not allowed")
+    XX(EZK, -1017, "unexpected error from ZooKeeper (see the log)")
+/* -1018 and -1019 were ZKL_ENOLOOP and ZKL_ERECURSIVE, never returned;
+ * they stay unused. */
 
 typedef enum zkl_error {
     ZKL_OK = 0,
@@ -162,6 +162,10 @@ ZKL_EXTERN int zkl_set_allocator(const zkl_allocator_t *a);
 /* ------------------------------------------------------------------ */
 
 typedef struct zkl_options zkl_options_t;
+
+/* What a client uses when its options do not say (the CLI too). */
+#define ZKL_DEFAULT_SERVERS "127.0.0.1:2181"
+#define ZKL_DEFAULT_SESSION_TIMEOUT 10000
 typedef struct zkl_client zkl_client_t;
 
 /* Connection events delivered to the client's connection callback. */
@@ -247,7 +251,9 @@ ZKL_EXTERN int zkl_options_add_acl_id(zkl_options_t *o, const char *scheme,
 /* ------------------------------------------------------------------ */
 
 /* Creates a client (one ZooKeeper session at a time). No I/O happens
- * until a loop is attached. Owner: the caller, freed by zkl_client_free().
+ * until a loop is attached: acquires and listings started before then
+ * are queued and go out on attach (an acquire's timeout runs from the
+ * call). Owner: the caller, freed by zkl_client_free().
  * Errors: ZKL_EINVAL (NULL out), ZKL_ENOMEM, ZKL_EZK (the ZooKeeper client
  * refused the server list). */
 ZKL_EXTERN int zkl_client_new(zkl_client_t **out, const zkl_options_t *o);
@@ -256,8 +262,11 @@ ZKL_EXTERN int zkl_client_new(zkl_client_t **out, const zkl_options_t *o);
  * gets its callback exactly once before this returns (or, when called from
  * inside a callback, before the loop's current dispatch returns): acquires
  * with ZKL_LOCK_FAILED / ZKL_ECLOSED, releases with ZKL_LOCK_RELEASED /
- * ZKL_ECLOSED, held locks with ZKL_LOCK_LOST / ZKL_ECLOSED. Closing the
- * session deletes every lock node it owns. Lock handles stay valid but
+ * ZKL_ECLOSED, held locks with ZKL_LOCK_LOST / ZKL_ECLOSED, listings with
+ * ZKL_ECLOSED; this is the one call inside which callbacks run. Closing
+ * the session deletes every lock node it owns when the client is
+ * connected; when it is not, the nodes stay until the server expires the
+ * session (one session timeout). Lock handles stay valid but
  * inert (every call returns ZKL_ECLOSED) until the user frees them.
  * The loop adapter's detach hook is called. May block up to ~4.5 s when
  * the server does not acknowledge the close (a limit of the ZooKeeper
@@ -278,15 +287,17 @@ ZKL_EXTERN int zkl_client_server(const zkl_client_t *c, char *buf,
 ZKL_EXTERN int64_t zkl_client_session_id(const zkl_client_t *c);
 /* Session timeout negotiated with the server (the requested one before). */
 ZKL_EXTERN int zkl_client_session_timeout(const zkl_client_t *c);
-/* Number of internal operations still running: acquires, releases, and
- * the background deletes of abandoned lock nodes. 0 means every node this
- * client created is known to be gone or held. */
+/* Number of internal operations still running: acquires, releases,
+ * listings whose callback has not run, and the background deletes of
+ * abandoned and duplicate lock nodes. 0 means every node this client
+ * created is known to be gone or held. */
 ZKL_EXTERN size_t zkl_client_pending(const zkl_client_t *c);
 
 /* Counters of one client since zkl_client_new(), for monitoring and
  * benchmarks. Fields are only ever appended; pass sizeof(zkl_stats_t). */
 typedef struct zkl_stats {
-    uint64_t requests;       /* ZooKeeper requests sent by lock attempts */
+    uint64_t requests;       /* ZooKeeper requests sent by lock attempts
+                                and keepalives (not listings, pings) */
     uint64_t watch_events;   /* node watch notifications received */
     uint64_t session_events; /* connection state changes received */
     uint64_t grants;         /* ZKL_LOCK_ACQUIRED delivered */
@@ -323,8 +334,11 @@ typedef struct zkl_loop_ops {
 
 /* Attaches the client to a loop through ops; ops must outlive the
  * client, loop_data is the adapter's and freed by ops->detach. Starts
- * connecting. Errors: ZKL_EINVAL, ZKL_EBUSY (already attached),
- * ZKL_ECLOSED. */
+ * connecting. Attach, run and free a client on one thread: the work
+ * done per loop turn is bounded by a budget that the clients attached
+ * on the calling thread share (a thread-local count, so that several
+ * loops, one per thread, each get a whole budget).
+ * Errors: ZKL_EINVAL, ZKL_EBUSY (already attached), ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_client_attach(zkl_client_t *c, const zkl_loop_ops_t *ops,
                                  void *loop_data);
 /* Adapter -> core: fd became ready for events (ZKL_READ|ZKL_WRITE). Runs
@@ -346,8 +360,13 @@ typedef enum zkl_lock_event {
     ZKL_LOCK_ACQUIRED = 1,
     /* The acquire ended without the lock; status says why: ZKL_ELOCKED
      * (try-lock), ZKL_ETIMEDOUT, ZKL_ECANCELED, ZKL_ECLOSED, ZKL_ECONNLOSS
-     * (try-lock only), ZKL_EAUTH, ZKL_EZK. Its node is deleted in the
-     * background (see zkl_client_pending()). */
+     * (try-lock only), ZKL_EAUTH (no permission, or authentication
+     * failed), ZKL_EBADPATH (a path the ZooKeeper client refused),
+     * ZKL_ENOMEM (the ZooKeeper client could not build a request),
+     * ZKL_EZK (another definite refusal by the server; see the log).
+     * Connection trouble of any kind is not a failure: the acquire waits
+     * through it. Its node is deleted in the background (see
+     * zkl_client_pending()). */
     ZKL_LOCK_FAILED = 2,
     /* While held: the connection is lost; the hold is uncertain (status
      * ZKL_ESUSPENDED). Stop touching the protected resource unless it
@@ -357,16 +376,29 @@ typedef enum zkl_lock_event {
      * lock node was confirmed to still exist; status 0. */
     ZKL_LOCK_RESTORED = 4,
     /* The hold is over without a release: ZKL_ESESSION (the session
-     * expired, or the server has not been heard from for 9/10 of the
-     * session timeout: told then, this comes before the server can
-     * expire the session and grant the lock to another contender, as
-     * long as this process was running), ZKL_ENODEGONE (node deleted by
-     * someone else), ZKL_ECLOSED (client freed). The handle is idle again
-     * and may acquire anew. */
+     * expired, or may expire before this client could know: see below),
+     * ZKL_ENODEGONE (node deleted by someone else), ZKL_EAUTH
+     * (authentication failed: the client is unusable), ZKL_ECLOSED
+     * (client freed). The handle is idle again and may acquire anew.
+     *
+     * How LOST is timed: the server expires a session no earlier than its
+     * last receipt of anything from the client plus the negotiated
+     * timeout T. The client knows a lower bound of that receipt: the send
+     * time of the latest request whose answer came back (not the time
+     * of the last read, which replies and notifications queued behind a
+     * slow path can make much later). Held locks are told LOST at that
+     * bound + 9/10 T, connected or not; while the client has any attempt
+     * it sends a small read about every T/4 when nothing else keeps the
+     * bound fresh. So LOST comes before the server can expire the
+     * session and grant the lock to another contender, as long as this
+     * process's loop was running and the two clocks run at about the
+     * same rate. A grant is also held back until the bound is less than
+     * T/2 old. */
     ZKL_LOCK_LOST = 5,
     /* The release finished: status 0 (node deleted), ZKL_ESESSION (the
-     * session, and the node with it, is gone), ZKL_ECLOSED, or another
-     * code if ZooKeeper refused the delete. */
+     * session, and the node with it, is gone), ZKL_ECLOSED, ZKL_EAUTH or
+     * ZKL_EZK if ZooKeeper refused the delete (the node then stays until
+     * the session ends). Connection trouble is retried, not reported. */
     ZKL_LOCK_RELEASED = 6
 } zkl_lock_event_t;
 
@@ -431,9 +463,11 @@ typedef enum zkl_lock_state {
 /* Where the handle stands; ZKL_STATE_IDLE for NULL or a closed client. */
 ZKL_EXTERN zkl_lock_state_t zkl_lock_state(const zkl_lock_t *lk);
 
-/* Fencing token of the current hold: the czxid of the lock node, which
- * grows with every grant on any path, so a resource that remembers the
- * highest token it has seen can refuse a stale holder.
+/* Fencing token of the current hold: the czxid of the lock node. Grants
+ * on one lock path go in node creation order, so the tokens of one path
+ * grow with every grant, and a resource that remembers the highest token
+ * it has seen for that lock can refuse a stale holder. Tokens of
+ * different paths are not ordered against each other.
  * Errors: ZKL_EINVAL, ZKL_ENOTHELD. */
 ZKL_EXTERN int zkl_lock_token(const zkl_lock_t *lk, uint64_t *token);
 
@@ -442,7 +476,8 @@ ZKL_EXTERN const char *zkl_lock_path(const zkl_lock_t *lk);
 
 /* Name of the handle's current lock node ("_c_...-lock-0000000042") into
  * buf, while it has one. Errors: ZKL_EINVAL (NULL, or len too small:
- * 56 bytes suffice), ZKL_ENOTPENDING (no node). */
+ * 57 bytes suffice, for the eleven-character sequences ZooKeeper prints
+ * past 2^31), ZKL_ENOTPENDING (no node). */
 ZKL_EXTERN int zkl_lock_node_name(const zkl_lock_t *lk, char *buf,
                                   size_t len);
 
@@ -451,15 +486,17 @@ ZKL_EXTERN int zkl_lock_node_name(const zkl_lock_t *lk, char *buf,
 /* ------------------------------------------------------------------ */
 
 /* names: child node names of the lock path in queue order (holder
- * first), borrowed for the duration of the callback. status: 0 (a
- * missing lock path is 0 with n == 0), ZKL_ECONNLOSS, ZKL_ESESSION,
- * ZKL_ECLOSED, ZKL_EAUTH, ZKL_EZK. */
+ * first; Curator's order, by the text after the last "lock-"), borrowed
+ * for the duration of the callback. status: 0 (a missing lock path is 0
+ * with n == 0), ZKL_ECONNLOSS, ZKL_ESESSION, ZKL_ECLOSED, ZKL_EAUTH,
+ * ZKL_ENOMEM (no memory to copy the names), ZKL_EZK. */
 typedef void (*zkl_contenders_cb)(zkl_client_t *c, int status,
                                   const char *const *names, size_t n,
                                   void *arg);
 
-/* Lists the contenders of a lock path. Callback: exactly once.
- * Errors: ZKL_EINVAL, ZKL_EBADPATH, ZKL_ENOMEM, ZKL_ECLOSED. */
+/* Lists the contenders of a lock path. Callback: exactly once, from the
+ * loop. Errors: ZKL_EINVAL, ZKL_EBADPATH, ZKL_ENOMEM, ZKL_ECLOSED,
+ * ZKL_ESESSION (the session is gone), ZKL_EAUTH. */
 ZKL_EXTERN int zkl_contenders(zkl_client_t *c, const char *path,
                               zkl_contenders_cb cb, void *arg);
 

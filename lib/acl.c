@@ -1,5 +1,6 @@
 /* Credentials and ACLs: what a client proves on each connection, and
- * whom the nodes it creates let in (see zkl_acl_t in zklock.h). */
+ * whom the nodes it creates let in (see zkl_acl_t in zklock.h). The
+ * options' setters that fill them live in options.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,36 +52,6 @@ int zkl__creds_copy(zkl__cred_t **dst, size_t *ndst, const zkl__cred_t *src,
         }
     }
     return ZKL_OK;
-}
-
-int zkl_options_add_auth(zkl_options_t *o, const char *scheme,
-                         const char *credential)
-{
-    if (o == NULL || scheme == NULL || scheme[0] == '\0' ||
-        credential == NULL)
-        return ZKL_EINVAL;
-    return zkl__creds_add(&o->auth, &o->nauth, scheme, credential);
-}
-
-int zkl_options_set_acl(zkl_options_t *o, zkl_acl_t mode)
-{
-    if (o == NULL || (mode != ZKL_ACL_OPEN && mode != ZKL_ACL_PRIVATE))
-        return ZKL_EINVAL;
-    o->acl_mode = mode;
-    return ZKL_OK;
-}
-
-int zkl_options_add_acl_id(zkl_options_t *o, const char *scheme,
-                           const char *id)
-{
-    int rc;
-
-    if (o == NULL || scheme == NULL || scheme[0] == '\0' || id == NULL ||
-        id[0] == '\0')
-        return ZKL_EINVAL;
-    if ((rc = zkl__creds_add(&o->ids, &o->nids, scheme, id)) == ZKL_OK)
-        o->acl_mode = ZKL_ACL_PRIVATE;
-    return rc;
 }
 
 /* Open: ZooKeeper's own constant, nothing owned. Private: all

@@ -1,12 +1,18 @@
-/* The attempt machine: one lock node from create to gone.
+/* The attempt machine: one lock node from create to gone. Owns the
+ * attempts (zkl__att_t) of a client, from zkl__att_new() to att_finish().
  *
  * ZooKeeper completions and watches only record what they learnt and put
- * the attempt on the client's ready queue; zkl__run_ready() then sends the
- * next request. Completions may fire inside zookeeper_interest() and
+ * the attempt on the client's ready queue; att_step() then sends the next
+ * request. Completions may fire inside zookeeper_interest() and
  * zookeeper_close() as well as zookeeper_process(), so nothing here sends
  * from a completion except where the reply's borrowed data is needed (the
- * predecessor's name), and every request increments `inflight` before it
- * is sent: the attempt is never freed while a reply can still name it.
+ * predecessor's name, a duplicate's name), and every request increments
+ * `inflight` before it is sent: the attempt is never freed while a reply
+ * can still name it.
+ *
+ * Every completion classifies its result once (zkl__rc_class): only a
+ * definite refusal ends an attempt with an error; connection trouble of
+ * any kind leaves the node MAYBE, to be found again by its uuid.
  *
  * The one recipe-specific decision (which node blocks us) comes from the
  * lock's zkl__recipe_t; see recipes.c. */
@@ -26,10 +32,13 @@ static void own_watch_done(int rc, const char *value, int len,
                            const struct Stat *st, const void *data);
 static void delete_done(int rc, const void *data);
 static void parent_done(int rc, const char *value, const void *data);
-static void ignore_void_done(int rc, const void *data);
 static void hand_on(zkl_client_t *c, const char *path, int lowest);
+static void grant(zkl__att_t *a);
 
 #define ATT(data) ((zkl__att_t *)(uintptr_t)(data))
+
+/* A refused delete is tried again after this long. */
+#define ZKL__RETRY_MS 200
 
 static char *att_name(zkl__att_t *a)
 {
@@ -46,36 +55,46 @@ static void att_new_uuid(zkl__att_t *a)
     memcpy(n + ZKL__PREFIX_LEN, ZKL__TAG, ZKL__TAG_LEN + 1);
 }
 
-static int session_gone_rc(int rc)
+static void att_schedule(zkl__att_t *a, int next_op)
 {
-    return rc == ZSESSIONEXPIRED || rc == ZCLOSING || rc == ZSESSIONMOVED ||
-           rc == ZINVALIDSTATE;
+    zkl_client_t *c = a->c;
+
+    a->next_op = (uint8_t)next_op;
+    if (a->flags & ZKL__F_READY)
+        return;
+    a->flags |= ZKL__F_READY;
+    a->ready_next = NULL;
+    *c->ready_tail = a;
+    c->ready_tail = &a->ready_next;
 }
 
-static int connloss_rc(int rc)
+static zkl__att_t *att_alloc(zkl_client_t *c, const char *dir, size_t dirlen)
 {
-    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
+    zkl__att_t *a = zkl__calloc(1, sizeof *a + dirlen + 1 + ZKL__NAME_MAX + 1);
+
+    if (a == NULL)
+        return NULL;
+    a->c = c;
+    a->heap_idx = UINT32_MAX;
+    a->pred_seq = UINT32_MAX;
+    a->dirlen = (uint16_t)dirlen;
+    memcpy(a->path, dir, dirlen);
+    a->path[dirlen] = '/';
+    return a;
 }
 
 zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
 {
-    size_t dirlen = strlen(lk->path);
     zkl__att_t *a;
 
     /* Room for this attempt's callbacks is taken now, while failing
      * costs only this call: later, a failed allocation would lose a
      * callback the caller is owed. */
-    if (zkl__evq_reserve(c, c->natts + 1 + ZKL__EVQ_SLACK) != ZKL_OK ||
-        (a = zkl__calloc(1, sizeof *a + dirlen + 1 + ZKL__NAME_LEN + 1)) ==
-            NULL)
+    if (zkl__evq_reserve(c, c->natts + c->nreqs + 1 + ZKL__EVQ_SLACK) !=
+            ZKL_OK ||
+        (a = att_alloc(c, lk->path, strlen(lk->path))) == NULL)
         return NULL;
-    a->c = c;
     a->lk = lk;
-    a->heap_idx = UINT32_MAX;
-    a->pred_seq = UINT32_MAX;
-    a->dirlen = (uint16_t)dirlen;
-    memcpy(a->path, lk->path, dirlen);
-    a->path[dirlen] = '/';
     att_new_uuid(a);
     a->goal = ZKL__GOAL_ACQUIRE;
     a->node = ZKL__NODE_NONE;
@@ -94,17 +113,63 @@ zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
     }
     ZKL__PUSH(&c->atts, a);
     c->natts++;
-    zkl__att_schedule(a, ZKL__NEXT_CREATE);
+    att_schedule(a, ZKL__NEXT_CREATE);
     return a;
+}
+
+/* A duplicate of our node (a lost create reply, retried, found twice):
+ * deleted by an attempt of its own, so that it is tracked, counted in
+ * zkl_client_pending() and retried through connection loss like any
+ * node of ours. */
+static void delete_ghost_done(int rc, const void *data)
+{
+    (void)rc;
+    (void)data;
+}
+
+static void ghost(zkl__att_t *owner, const char *name)
+{
+    zkl_client_t *c = owner->c;
+    size_t len = zkl__own_name_len(name);
+    zkl__att_t *g;
+
+    if (len == 0)
+        return;
+    ZKL_LOG(ZKL_LOG_INFO, "zklock: deleting duplicate node %.*s/%s",
+            (int)owner->dirlen, owner->path, name);
+    if ((g = att_alloc(c, owner->path, owner->dirlen)) == NULL) {
+        /* Best effort without a record: it is ephemeral, so at worst it
+         * lives as long as the session. */
+        char p[ZKL_PATH_MAX + ZKL__NAME_MAX + 2];
+
+        memcpy(p, owner->path, (size_t)owner->dirlen + 1);
+        memcpy(p + owner->dirlen + 1, name, len + 1);
+        if (zoo_adelete(c->zh, p, -1, delete_ghost_done, NULL) == ZOK)
+            c->stats.requests++;
+        return;
+    }
+    memcpy(att_name(g), name, len + 1);
+    g->goal = ZKL__GOAL_DELETE;
+    g->node = ZKL__NODE_KNOWN;
+    g->flags = ZKL__F_GHOST;
+    ZKL__PUSH(&c->atts, g);
+    c->natts++;
+    att_schedule(g, ZKL__NEXT_DELETE);
+}
+
+/* Off the deadline heap, the waiter table and the queue view. */
+static void att_unfile(zkl__att_t *a)
+{
+    zkl__heap_remove(a->c, a);
+    zkl__wtab_remove(a->c, a);
+    zkl__queue_leave(a->c, a);
 }
 
 void zkl__att_free(zkl__att_t *a)
 {
     zkl_client_t *c = a->c;
 
-    zkl__heap_remove(c, a);
-    zkl__wtab_remove(c, a);
-    zkl__queue_leave(c, a);
+    att_unfile(a);
     if (a->flags & ZKL__F_STALLED)
         c->nstalled--;
     ZKL__UNLINK(&c->atts, a);
@@ -112,21 +177,22 @@ void zkl__att_free(zkl__att_t *a)
     zkl__free(a);
 }
 
-void zkl__att_schedule(zkl__att_t *a, int next_op)
+void zkl__att_detach(zkl__att_t *a, int ev, int status)
 {
-    zkl_client_t *c = a->c;
+    zkl_lock_t *lk = a->lk;
 
-    a->next_op = (uint8_t)next_op;
-    if (a->flags & ZKL__F_READY)
+    if (lk == NULL)
         return;
-    a->flags |= ZKL__F_READY;
-    a->ready_next = NULL;
-    *c->ready_tail = a;
-    c->ready_tail = &a->ready_next;
+    if (ev != 0)
+        zkl__queue_event(a->c, ZKL__EV_LOCK, lk, ev, status);
+    lk->att = NULL;
+    a->lk = NULL;
 }
 
-/* What a DELETE-goal attempt must do about its node. */
-static int delete_step_for(zkl__att_t *a)
+/* What a DELETE-goal attempt must do about its node: the step derives
+ * it from the node alone, so no reply, refusal or reordering can leave
+ * a node with nothing scheduled. */
+static int delete_step_for(const zkl__att_t *a)
 {
     switch ((enum zkl__node)a->node) {
     case ZKL__NODE_NONE:
@@ -144,88 +210,82 @@ static int delete_step_for(zkl__att_t *a)
  * background. */
 void zkl__att_let_go(zkl__att_t *a, int ev, int status)
 {
-    zkl_lock_t *lk = a->lk;
-
-    if (lk != NULL) {
-        if (ev != 0)
-            zkl__queue_event(a->c, lk, ev, status);
-        lk->att = NULL;
-        lk->releasing = 0;
-        a->lk = NULL;
-    }
-    zkl__heap_remove(a->c, a);
-    zkl__wtab_remove(a->c, a);
-    zkl__queue_leave(a->c, a);
+    zkl__att_detach(a, ev, status);
+    att_unfile(a);
     a->goal = ZKL__GOAL_DELETE;
-    zkl__att_schedule(a, delete_step_for(a));
+    att_schedule(a, ZKL__NEXT_NOTHING);
 }
 
 void zkl__att_release(zkl__att_t *a)
 {
-    a->lk->releasing = 1;
     a->result = ZKL_OK;
     /* Stays filed under its own path: when the deletion is seen, the
      * waiter queued right behind it is known to hold the lock. */
     a->flags |= ZKL__F_WAS_HELD;
-    a->flags &= (uint8_t)~ZKL__F_WATCH_OWN;
+    a->flags &= (uint16_t)~ZKL__F_WATCH_OWN;
     a->goal = ZKL__GOAL_DELETE;
-    zkl__att_schedule(a, delete_step_for(a));
+    att_schedule(a, ZKL__NEXT_NOTHING);
 }
 
 /* Done when the node is gone and no reply is outstanding. */
 static void att_finish(zkl__att_t *a)
 {
-    if (a->lk != NULL) {
-        zkl__queue_event(a->c, a->lk, ZKL_LOCK_RELEASED, a->result);
-        a->lk->att = NULL;
-        a->lk->releasing = 0;
-        a->lk = NULL;
-    }
+    zkl__att_detach(a, ZKL_LOCK_RELEASED, a->result);
     zkl__att_free(a);
 }
 
 static void att_fail(zkl__att_t *a, int status)
 {
-    int ev = a->goal == ZKL__GOAL_HOLD ? ZKL_LOCK_LOST : ZKL_LOCK_FAILED;
-
-    if (a->lk != NULL && a->lk->releasing) {
-        a->result = status; /* reported by att_finish */
-        a->goal = ZKL__GOAL_DELETE;
-        zkl__att_schedule(a, delete_step_for(a));
+    if (a->goal == ZKL__GOAL_DELETE) {
+        if (a->lk != NULL)
+            a->result = status; /* a release: reported by att_finish */
         return;
     }
-    zkl__att_let_go(a, ev, status);
+    zkl__att_let_go(a,
+                    a->goal == ZKL__GOAL_HOLD ? ZKL_LOCK_LOST
+                                              : ZKL_LOCK_FAILED,
+                    status);
 }
 
+/* A definite refusal: an acquire ends with its code; a hold keeps
+ * holding (a refused watch only means a deletion by someone else goes
+ * unseen until the next reconnect re-checks); a delete gives up, its
+ * node left to the session's end. */
+static void refused(zkl__att_t *a, int rc, const char *what)
+{
+    ZKL_LOG(ZKL_LOG_ERROR, "zklock: %s %s: %s", what, a->path, zerror(rc));
+    if (a->goal == ZKL__GOAL_ACQUIRE)
+        att_fail(a, zkl__from_zk(rc));
+}
 
-/* The ZooKeeper client refused to queue a request. */
+/* Come back to a DELETE-goal attempt later (its request was refused
+ * by the ZooKeeper client, e.g. out of memory). */
+static void retry_later(zkl__att_t *a)
+{
+    zkl__heap_remove(a->c, a);
+    a->deadline = zkl__now_ms() + ZKL__RETRY_MS;
+    if (zkl__heap_push(a->c, a) != ZKL_OK)
+        att_schedule(a, ZKL__NEXT_NOTHING);
+}
+
+/* The ZooKeeper client refused to queue a request: nothing was sent. */
 static void send_failed(zkl__att_t *a, int rc)
 {
     zkl_client_t *c = a->c;
 
-    ZKL_LOG(ZKL_LOG_WARN, "zklock: %s: request not sent: %s", a->path,
-            zerror(rc));
     a->next_op = ZKL__NEXT_NOTHING;
-    if (rc == ZINVALIDSTATE) {
+    if (zkl__rc_class(rc) == ZKL__RC_GONE) {
         /* A dead handle: the session handling resets every attempt. */
         if (zoo_state(c->zh) == ZOO_EXPIRED_SESSION_STATE)
             c->expired = 1;
         return;
     }
-    /* ZBADARGUMENTS (a path the C client rejects that our checks let
-     * through) or ZMARSHALLINGERROR (out of memory): retrying would only
-     * repeat it, so the attempt ends; a node it may have is ephemeral
-     * and goes with the session. */
-    if (a->node == ZKL__NODE_MAYBE)
-        a->node = ZKL__NODE_NONE;
-    if (a->goal == ZKL__GOAL_DELETE) {
-        a->node = ZKL__NODE_NONE;
-        if (a->result == ZKL_OK)
-            a->result = zkl__from_zk(rc);
-        zkl__att_schedule(a, ZKL__NEXT_NOTHING);
-    } else {
-        att_fail(a, rc == ZBADARGUMENTS ? ZKL_EBADPATH : zkl__from_zk(rc));
-    }
+    ZKL_LOG(ZKL_LOG_WARN, "zklock: %s: request not sent: %s", a->path,
+            zerror(rc));
+    if (a->goal == ZKL__GOAL_DELETE)
+        retry_later(a);
+    else
+        att_fail(a, zkl__from_zk(rc));
 }
 
 /* Accounts for a request carrying this attempt: counted in flight when
@@ -237,15 +297,47 @@ static int sent(zkl__att_t *a, int rc)
         send_failed(a, rc);
         return 0;
     }
-    a->inflight++;
+    if (a->inflight++ == 0)
+        a->sent_at = zkl__now_ms();
     a->c->stats.requests++;
     return 1;
+}
+
+/* Every completion starts here: one reply fewer in flight, and what a
+ * server answer says about how recently the server heard from us. */
+static zkl__att_t *answered(const void *data, int rc)
+{
+    zkl__att_t *a = ATT(data);
+
+    a->inflight--;
+    if (!a->c->closing)
+        zkl__on_result(a->c, rc, a->sent_at);
+    return a;
+}
+
+/* After a reply: go on once the last outstanding reply is in. */
+static void after_reply(zkl__att_t *a, int next_op)
+{
+    if (next_op != ZKL__NEXT_NOTHING || a->next_op == ZKL__NEXT_NOTHING)
+        a->next_op = (uint8_t)next_op;
+    if (a->inflight == 0 && !a->c->closing)
+        att_schedule(a, a->next_op);
+}
+
+static void send_list(zkl__att_t *a)
+{
+    int rc;
+
+    a->path[a->dirlen] = '\0';
+    rc = zoo_aget_children2(a->c->zh, a->path, 0, list_done, a);
+    a->path[a->dirlen] = '/';
+    if (sent(a, rc))
+        a->c->stats.listings++;
 }
 
 static void send_create(zkl__att_t *a, int with_parents)
 {
     zhandle_t *zh = a->c->zh;
-    int rc;
 
     if (with_parents) {
         /* Ancestors first, pipelined: the server answers in order, so the
@@ -269,30 +361,14 @@ static void send_create(zkl__att_t *a, int with_parents)
     }
     /* A new node, so no view of the queue covers it yet. */
     zkl__queue_leave(a->c, a);
-    a->path[a->dirlen + 1 + ZKL__PREFIX_LEN + ZKL__TAG_LEN] = '\0';
-    rc = zoo_acreate2(zh, a->path, NULL, -1, &a->c->acl,
-                      ZOO_EPHEMERAL_SEQUENTIAL, create_done, a);
-    if (!sent(a, rc))
+    att_name(a)[ZKL__PREFIX_LEN + ZKL__TAG_LEN] = '\0';
+    if (!sent(a, zoo_acreate2(zh, a->path, NULL, -1, &a->c->acl,
+                              ZOO_EPHEMERAL_SEQUENTIAL, create_done, a)))
         return;
     a->node = ZKL__NODE_MAYBE; /* until the reply says otherwise */
     /* Pipelined right behind the create: the listing already contains
      * our node, so an uncontended acquire costs one round trip. */
-    a->path[a->dirlen] = '\0';
-    rc = zoo_aget_children2(zh, a->path, 0, list_done, a);
-    a->path[a->dirlen] = '/';
-    if (sent(a, rc))
-        a->c->stats.listings++;
-}
-
-static void send_list(zkl__att_t *a)
-{
-    int rc;
-
-    a->path[a->dirlen] = '\0';
-    rc = zoo_aget_children2(a->c->zh, a->path, 0, list_done, a);
-    a->path[a->dirlen] = '/';
-    if (sent(a, rc))
-        a->c->stats.listings++;
+    send_list(a);
 }
 
 static void send_delete(zkl__att_t *a)
@@ -306,23 +382,40 @@ static void send_confirm(zkl__att_t *a)
                       a));
 }
 
-static void grant(zkl__att_t *a);
-static void watch_pred(zkl__att_t *a, const char *pred);
+/* Sends the watch on the predecessor, while its name is still at hand. */
+static void watch_pred(zkl__att_t *a, const char *pred)
+{
+    char stackbuf[ZKL_PATH_MAX + 128];
+    size_t plen = strlen(pred), need = (size_t)a->dirlen + 1 + plen + 1;
+    char *p = need <= sizeof stackbuf ? stackbuf : zkl__malloc(need);
+    int rc;
+
+    if (p == NULL) {
+        after_reply(a, ZKL__NEXT_LIST); /* try again later */
+        return;
+    }
+    memcpy(p, a->path, (size_t)a->dirlen + 1);
+    memcpy(p + a->dirlen + 1, pred, plen + 1);
+    a->whash = zkl__hash(p);
+    rc = zoo_awget(a->c->zh, p, zkl__watcher, a->c, pred_watch_done, a);
+    if (p != stackbuf)
+        zkl__free(p);
+    sent(a, rc);
+}
 
 /* The node this attempt waited on is gone: wait on the next lower one
- * the queue view knows of, or hold the lock when there is none. */
+ * the queue view knows of, or, with none left, make sure our own node
+ * still exists (someone else may have deleted it) and hold the lock. */
 static void descend(zkl__att_t *a)
 {
     const char *name = NULL;
     uint32_t seq = UINT32_MAX;
     int r = zkl__queue_below(a->c, a, a->pred_seq, &name, &seq);
 
-    if (r < 0 || a->node != ZKL__NODE_KNOWN || a->goal != ZKL__GOAL_ACQUIRE) {
+    if (r < 0 || a->node != ZKL__NODE_KNOWN) {
         send_list(a);
-    } else if (r == 0 && a->czxid == 0) {
-        send_confirm(a); /* an adopted node: grant once its czxid is in */
     } else if (r == 0) {
-        grant(a);
+        send_confirm(a);
     } else {
         a->pred_seq = seq;
         watch_pred(a, name);
@@ -336,12 +429,19 @@ static void att_step(zkl__att_t *a)
 
     if (a->inflight > 0 || c->closing)
         return; /* the last reply re-schedules */
-    if (op == ZKL__NEXT_NOTHING) {
-        if (a->goal == ZKL__GOAL_DELETE && a->node == ZKL__NODE_NONE)
+    if (a->goal == ZKL__GOAL_DELETE) {
+        op = delete_step_for(a);
+        if (op == ZKL__NEXT_NOTHING) {
             att_finish(a);
-        return;
+            return;
+        }
+        if (a->heap_idx != UINT32_MAX)
+            return; /* a refused send: retried at its deadline */
     }
+    if (op == ZKL__NEXT_NOTHING)
+        return;
     if (!zkl__is_connected(c)) {
+        a->next_op = (uint8_t)op;
         if (!(a->flags & ZKL__F_STALLED)) {
             a->flags |= ZKL__F_STALLED;
             c->nstalled++;
@@ -349,7 +449,7 @@ static void att_step(zkl__att_t *a)
         return;
     }
     if (a->flags & ZKL__F_STALLED) {
-        a->flags &= (uint8_t)~ZKL__F_STALLED;
+        a->flags &= (uint16_t)~ZKL__F_STALLED;
         c->nstalled--;
     }
     a->next_op = ZKL__NEXT_NOTHING;
@@ -382,9 +482,9 @@ void zkl__att_after_callback(zkl__att_t *a)
 {
     if (!(a->flags & ZKL__F_WATCH_OWN))
         return;
-    a->flags &= (uint8_t)~ZKL__F_WATCH_OWN;
+    a->flags &= (uint16_t)~ZKL__F_WATCH_OWN;
     if (a->goal == ZKL__GOAL_HOLD && a->next_op == ZKL__NEXT_NOTHING)
-        zkl__att_schedule(a, ZKL__NEXT_CONFIRM);
+        att_schedule(a, ZKL__NEXT_CONFIRM);
 }
 
 void zkl__run_ready(zkl_client_t *c)
@@ -402,92 +502,65 @@ void zkl__run_ready(zkl_client_t *c)
         c->ready = a->ready_next;
         if (c->ready == NULL)
             c->ready_tail = &c->ready;
-        a->flags &= (uint8_t)~ZKL__F_READY;
+        a->flags &= (uint16_t)~ZKL__F_READY;
         att_step(a);
     }
     c->stepping = 0;
 }
 
-/* After a reply: go on once the last outstanding reply is in. */
-static void after_reply(zkl__att_t *a, int next_op)
-{
-    if (next_op != ZKL__NEXT_NOTHING || a->next_op == ZKL__NEXT_NOTHING)
-        a->next_op = (uint8_t)next_op;
-    if (a->inflight == 0 && !a->c->closing)
-        zkl__att_schedule(a, a->next_op);
-}
-
 static void create_done(int rc, const char *value, const struct Stat *st,
                         const void *data)
 {
-    zkl__att_t *a = ATT(data);
-    size_t vlen;
+    zkl__att_t *a = answered(data, rc);
+    const char *name;
 
-    a->inflight--;
-    if (rc == ZOK && value != NULL && (vlen = strlen(value)) >= ZKL__SEQ_LEN) {
-        memcpy(att_name(a) + ZKL__PREFIX_LEN + ZKL__TAG_LEN,
-               value + vlen - ZKL__SEQ_LEN, ZKL__SEQ_LEN + 1);
-        a->node = ZKL__NODE_KNOWN;
-        a->czxid = st != NULL ? st->czxid : 0;
-        a->parent_rounds = 0;
-        if (a->goal == ZKL__GOAL_ACQUIRE)
-            a->result = ZKL_OK; /* an ancestor refusal did not matter */
-    } else if (rc == ZNONODE) {
+    if (a->c->closing)
+        return;
+    switch (zkl__rc_class(rc)) {
+    case ZKL__RC_OK:
+        name = value != NULL ? strrchr(value, '/') : NULL;
+        if (name != NULL && zkl__own_name_len(name + 1) > 0 &&
+            strncmp(name + 1, att_name(a), ZKL__PREFIX_LEN) == 0) {
+            strcpy(att_name(a), name + 1);
+            a->node = ZKL__NODE_KNOWN;
+            a->czxid = st != NULL ? st->czxid : 0;
+            a->parent_rounds = 0;
+            if (a->goal == ZKL__GOAL_ACQUIRE)
+                a->result = ZKL_OK; /* an ancestor refusal did not matter */
+        } else {
+            a->node = ZKL__NODE_MAYBE; /* a name we cannot read: look */
+        }
+        break;
+    case ZKL__RC_NONODE:
         a->node = ZKL__NODE_NONE; /* no parent: the listing says so too */
-    } else if (connloss_rc(rc)) {
+        break;
+    case ZKL__RC_EXISTS:
+    case ZKL__RC_CONNLOSS:
         a->node = ZKL__NODE_MAYBE; /* the listing will tell */
-    } else if (session_gone_rc(rc)) {
+        break;
+    case ZKL__RC_GONE:
         a->node = ZKL__NODE_NONE;
-    } else {
+        break;
+    case ZKL__RC_REFUSED:
         a->node = ZKL__NODE_NONE;
-        ZKL_LOG(ZKL_LOG_ERROR, "zklock: create under %.*s: %s",
-                (int)a->dirlen, a->path, zerror(rc));
-        if (a->goal == ZKL__GOAL_ACQUIRE)
-            att_fail(a, zkl__from_zk(rc));
+        refused(a, rc, "create under");
+        break;
     }
     /* The pipelined listing, if sent, decides. */
     after_reply(a, ZKL__NEXT_NOTHING);
 }
 
-/* Sends the watch on the predecessor, while its name is still at hand. */
-static void watch_pred(zkl__att_t *a, const char *pred)
-{
-    char stackbuf[ZKL_PATH_MAX + 128];
-    size_t plen = strlen(pred), need = (size_t)a->dirlen + 1 + plen + 1;
-    char *p = need <= sizeof stackbuf ? stackbuf : zkl__malloc(need);
-    int rc;
-
-    if (p == NULL) {
-        after_reply(a, ZKL__NEXT_LIST); /* try again later */
-        return;
-    }
-    memcpy(p, a->path, (size_t)a->dirlen + 1);
-    memcpy(p + a->dirlen + 1, pred, plen + 1);
-    a->whash = zkl__hash(p);
-    rc = zoo_awget(a->c->zh, p, zkl__watcher, a->c, pred_watch_done, a);
-    if (p != stackbuf)
-        zkl__free(p);
-    sent(a, rc);
-}
-
-static void delete_ghost(zkl__att_t *a, const char *name)
-{
-    char p[ZKL_PATH_MAX + ZKL__NAME_LEN + 2];
-
-    if (strlen(name) != ZKL__NAME_LEN)
-        return;
-    memcpy(p, a->path, (size_t)a->dirlen + 1);
-    memcpy(p + a->dirlen + 1, name, ZKL__NAME_LEN + 1);
-    ZKL_LOG(ZKL_LOG_INFO, "zklock: deleting duplicate node %s", p);
-    zoo_adelete(a->c->zh, p, -1, ignore_void_done, NULL);
-    a->c->stats.requests++;
-}
-
 /* This attempt holds the lock now. It is filed under its own path so
  * that the deletion of its node, however learnt, hands the lock on
- * locally (see hand_on). */
+ * locally (see hand_on). A bound on the server's last touch too old to
+ * trust would make this grant a LOST at once: read our node first, which
+ * refreshes it. */
 static void grant(zkl__att_t *a)
 {
+    if (!zkl__touch_fresh(a->c)) {
+        after_reply(a, ZKL__NEXT_CONFIRM);
+        return;
+    }
     /* Nothing below our node is alive now, and we need no view. */
     zkl__queue_trim(a->c, a, zkl__seq_of(att_name(a)));
     zkl__queue_leave(a->c, a);
@@ -496,7 +569,8 @@ static void grant(zkl__att_t *a)
     a->pred_seq = UINT32_MAX;
     zkl__heap_remove(a->c, a);
     zkl__wtab_add(a->c, a, zkl__hash(a->path));
-    zkl__queue_event(a->c, a->lk, ZKL_LOCK_ACQUIRED, ZKL_OK);
+    zkl__queue_event(a->c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_ACQUIRED, ZKL_OK);
+    after_reply(a, ZKL__NEXT_NOTHING);
 }
 
 /* Where this attempt stands, given the children: find our node (by name,
@@ -504,12 +578,10 @@ static void grant(zkl__att_t *a)
  * recipe say what blocks us. */
 static void decide(zkl__att_t *a, const struct String_vector *sv)
 {
-    const char *own = NULL, *pred = NULL;
+    const char *own = NULL, *pred;
     char *me = att_name(a);
     int i;
 
-    /* Our node: the known name, or after a lost create reply whatever
-     * carries our uuid (the lowest if a retry made two). */
     for (i = 0; i < sv->count; i++) {
         const char *n = sv->data[i];
 
@@ -519,15 +591,16 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
             if (strcmp(n, me) == 0)
                 own = n;
             else
-                delete_ghost(a, n);
-        } else if (strlen(n) == ZKL__NAME_LEN &&
-                   strncmp(n + ZKL__PREFIX_LEN, ZKL__TAG, ZKL__TAG_LEN) == 0) {
+                ghost(a, n);
+        } else if (zkl__own_name_len(n) > 0) {
+            /* After a lost create reply: whatever carries our uuid (the
+             * lowest, if a retry made two). */
             if (own == NULL || zkl__name_cmp(n, own) < 0) {
                 if (own != NULL)
-                    delete_ghost(a, own);
+                    ghost(a, own);
                 own = n;
             } else {
-                delete_ghost(a, n);
+                ghost(a, n);
             }
         }
     }
@@ -539,12 +612,12 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
         return;
     }
     if (a->node != ZKL__NODE_KNOWN) {
-        memcpy(me, own, ZKL__NAME_LEN + 1);
+        strcpy(me, own);
         a->node = ZKL__NODE_KNOWN;
-        a->czxid = 0; /* learnt from the own-node watch before granting */
+        a->czxid = 0; /* learnt from the own-node read before granting */
     }
     if (a->goal != ZKL__GOAL_ACQUIRE) {
-        after_reply(a, delete_step_for(a));
+        after_reply(a, ZKL__NEXT_NOTHING); /* a delete: the step goes on */
         return;
     }
     pred = a->lk->recipe->blocker(sv, me);
@@ -554,12 +627,10 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
          * the lock is still held then: a holder that releases at once
          * costs no request and no notification. An adopted node needs
          * its czxid first, so it confirms before the grant. */
-        if (a->czxid != 0) {
+        if (a->czxid != 0)
             grant(a);
-            after_reply(a, ZKL__NEXT_NOTHING);
-        } else {
+        else
             after_reply(a, ZKL__NEXT_CONFIRM);
-        }
     } else if (a->flags & ZKL__F_TRYLOCK) {
         zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ELOCKED);
     } else {
@@ -574,160 +645,183 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
 static void list_done(int rc, const struct String_vector *sv,
                       const struct Stat *st, const void *data)
 {
-    zkl__att_t *a = ATT(data);
+    zkl__att_t *a = answered(data, rc);
 
     (void)st;
-    a->inflight--;
-    if (a->c->closing) {
+    if (a->c->closing)
         return;
-    } else if (rc == ZOK && sv != NULL) {
-        decide(a, sv);
-    } else if (rc == ZNONODE) {
+    switch (zkl__rc_class(rc)) {
+    case ZKL__RC_OK:
+        if (sv != NULL) {
+            decide(a, sv);
+            return;
+        }
+        after_reply(a, ZKL__NEXT_LIST);
+        return;
+    case ZKL__RC_NONODE:
         /* No lock path, so no node of ours under it either. */
         a->node = ZKL__NODE_NONE;
-        if (a->goal != ZKL__GOAL_ACQUIRE) {
-            after_reply(a, ZKL__NEXT_NOTHING);
-        } else if (a->result != ZKL_OK) {
+        if (a->goal != ZKL__GOAL_ACQUIRE)
+            break;
+        if (a->result != ZKL_OK) {
             att_fail(a, a->result); /* we may not create the lock path */
         } else if (++a->parent_rounds > 20) {
             /* Something deletes the path as fast as we create it. */
             att_fail(a, ZKL_EZK);
         } else {
-                    after_reply(a, ZKL__NEXT_PARENTS);
+            after_reply(a, ZKL__NEXT_PARENTS);
+            return;
         }
-    } else if (connloss_rc(rc)) {
-        if ((a->flags & ZKL__F_TRYLOCK) && a->goal == ZKL__GOAL_ACQUIRE)
+        break;
+    case ZKL__RC_EXISTS:
+    case ZKL__RC_CONNLOSS:
+        if (a->goal == ZKL__GOAL_ACQUIRE && (a->flags & ZKL__F_TRYLOCK)) {
             att_fail(a, ZKL_ECONNLOSS); /* a try-lock does not wait */
-        if (a->goal == ZKL__GOAL_DELETE)
-            after_reply(a, delete_step_for(a));
-        else
-            after_reply(a, a->node == ZKL__NODE_NONE ? ZKL__NEXT_CREATE
-                                                     : ZKL__NEXT_LIST);
-    } else if (session_gone_rc(rc)) {
-        after_reply(a, ZKL__NEXT_NOTHING); /* session handling resets us */
-    } else {
-        ZKL_LOG(ZKL_LOG_ERROR, "zklock: list %.*s: %s", (int)a->dirlen,
-                a->path, zerror(rc));
-        if (a->goal == ZKL__GOAL_ACQUIRE)
-            att_fail(a, zkl__from_zk(rc));
+            break;
+        }
+        after_reply(a, a->node == ZKL__NODE_NONE ? ZKL__NEXT_CREATE
+                                                 : ZKL__NEXT_LIST);
+        return;
+    case ZKL__RC_GONE:
+        break; /* the session handling resets us */
+    case ZKL__RC_REFUSED:
         /* A node we cannot list for is still deleted if known; an unknown
          * one is ephemeral and ends with the session. */
         if (a->node == ZKL__NODE_MAYBE)
             a->node = ZKL__NODE_NONE;
-        after_reply(a, delete_step_for(a));
+        refused(a, rc, "list");
+        break;
     }
+    after_reply(a, ZKL__NEXT_NOTHING);
 }
 
 static void pred_watch_done(int rc, const char *value, int len,
                             const struct Stat *st, const void *data)
 {
-    zkl__att_t *a = ATT(data);
+    zkl__att_t *a = answered(data, rc);
+    int next = ZKL__NEXT_NOTHING;
 
     (void)value;
     (void)len;
     (void)st;
-    a->inflight--;
     if (a->c->closing)
         return;
     if (a->goal != ZKL__GOAL_ACQUIRE) {
-        after_reply(a, delete_step_for(a));
-    } else if (rc == ZOK) {
-        if (zkl__wtab_add(a->c, a, a->whash) != ZKL_OK)
-            after_reply(a, ZKL__NEXT_LIST);
-        else
-            after_reply(a, ZKL__NEXT_NOTHING); /* wait for the watch */
-    } else if (rc == ZNONODE && a->lk->recipe->chain) {
-        zkl__queue_gone(a->c, a, a->pred_seq); /* gone already: next */
-        after_reply(a, ZKL__NEXT_DESCEND);
-    } else if (rc == ZNONODE || connloss_rc(rc)) {
-        after_reply(a, ZKL__NEXT_LIST); /* gone already: look again */
-    } else if (session_gone_rc(rc)) {
-        after_reply(a, ZKL__NEXT_NOTHING);
-    } else {
-        ZKL_LOG(ZKL_LOG_ERROR, "zklock: watch under %.*s: %s",
-                (int)a->dirlen, a->path, zerror(rc));
-        att_fail(a, zkl__from_zk(rc));
+        after_reply(a, next);
+        return;
     }
+    switch (zkl__rc_class(rc)) {
+    case ZKL__RC_OK:
+        if (zkl__wtab_add(a->c, a, a->whash) != ZKL_OK)
+            next = ZKL__NEXT_LIST; /* wait for the watch, unless no room */
+        break;
+    case ZKL__RC_NONODE:
+        /* Gone already: the next one down, or look again. */
+        if (a->lk->recipe->chain) {
+            zkl__queue_gone(a->c, a, a->pred_seq);
+            next = ZKL__NEXT_DESCEND;
+        } else {
+            next = ZKL__NEXT_LIST;
+        }
+        break;
+    case ZKL__RC_EXISTS:
+    case ZKL__RC_CONNLOSS:
+        next = ZKL__NEXT_LIST;
+        break;
+    case ZKL__RC_GONE:
+        break;
+    case ZKL__RC_REFUSED:
+        refused(a, rc, "watch the node before");
+        break;
+    }
+    after_reply(a, next);
 }
 
 static void own_watch_done(int rc, const char *value, int len,
                            const struct Stat *st, const void *data)
 {
-    zkl__att_t *a = ATT(data);
+    zkl__att_t *a = answered(data, rc);
     zkl_client_t *c = a->c;
+    int next = ZKL__NEXT_NOTHING;
 
     (void)value;
     (void)len;
-    a->inflight--;
     if (c->closing)
         return;
     if (a->goal == ZKL__GOAL_DELETE) {
-        after_reply(a, delete_step_for(a));
+        after_reply(a, next);
         return;
     }
-    if (rc == ZOK && st != NULL && st->ephemeralOwner != c->session_id) {
-        /* Carries our uuid but belongs to another session: not ours. */
-        rc = ZNONODE;
-    }
-    if (rc == ZOK) {
-        zkl__wtab_add(c, a, zkl__hash(a->path));
+    if (rc == ZOK && (st == NULL || st->ephemeralOwner != c->session_id))
+        rc = ZNONODE; /* carries our uuid but another session's: not ours */
+    switch (zkl__rc_class(rc)) {
+    case ZKL__RC_OK:
         if (a->goal == ZKL__GOAL_ACQUIRE) {
-            /* An adopted node: the grant waited for its czxid. */
+            /* At the head of the queue, and our node is there: hold. */
             a->czxid = st->czxid;
             grant(a);
-            a->flags &= (uint8_t)~ZKL__F_WATCH_OWN; /* watched already */
-        } else if (a->flags & ZKL__F_SUSPENDED) {
-            a->flags &= (uint8_t)~ZKL__F_SUSPENDED;
-            zkl__queue_event(c, a->lk, ZKL_LOCK_RESTORED, ZKL_OK);
+            a->flags &= (uint16_t)~ZKL__F_WATCH_OWN; /* watched already */
+            return;
         }
-        after_reply(a, ZKL__NEXT_NOTHING);
-    } else if (rc == ZNONODE) {
+        zkl__wtab_add(c, a, zkl__hash(a->path));
+        if (a->flags & ZKL__F_SUSPENDED) {
+            a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
+            zkl__queue_event(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
+                             ZKL_OK);
+        }
+        break;
+    case ZKL__RC_NONODE:
+        /* Deleted by someone else: a waiter queues again at the back, a
+         * holder has lost the lock. */
         a->node = ZKL__NODE_NONE;
+        a->czxid = 0;
         if (a->goal == ZKL__GOAL_ACQUIRE)
-            after_reply(a, ZKL__NEXT_CREATE);
+            next = ZKL__NEXT_CREATE;
         else
             att_fail(a, ZKL_ENODEGONE);
-    } else if (connloss_rc(rc)) {
-        after_reply(a, ZKL__NEXT_CONFIRM);
-    } else if (session_gone_rc(rc)) {
-        after_reply(a, ZKL__NEXT_NOTHING);
-    } else {
-        /* Held, but unwatched: a deletion by someone else would go
-         * unnoticed until the next reconnect re-checks. */
-        ZKL_LOG(ZKL_LOG_ERROR, "zklock: watch on %s: %s", a->path,
-                zerror(rc));
-        if (a->goal == ZKL__GOAL_ACQUIRE)
-            att_fail(a, zkl__from_zk(rc));
-        else
-            after_reply(a, ZKL__NEXT_NOTHING);
+        break;
+    case ZKL__RC_EXISTS:
+    case ZKL__RC_CONNLOSS:
+        next = ZKL__NEXT_CONFIRM;
+        break;
+    case ZKL__RC_GONE:
+        break;
+    case ZKL__RC_REFUSED:
+        refused(a, rc, "watch");
+        break;
     }
+    after_reply(a, next);
 }
 
 static void delete_done(int rc, const void *data)
 {
-    zkl__att_t *a = ATT(data);
+    zkl__att_t *a = answered(data, rc);
 
-    a->inflight--;
     if (a->c->closing)
         return;
-    if (rc == ZOK || rc == ZNONODE) {
+    switch (zkl__rc_class(rc)) {
+    case ZKL__RC_OK:
+    case ZKL__RC_NONODE:
         if (a->flags & ZKL__F_WAS_HELD)
             hand_on(a->c, a->path, 1);
         else
             zkl__queue_gone_path(a->c, a->path);
         a->node = ZKL__NODE_NONE;
-    } else if (connloss_rc(rc)) {
-        after_reply(a, ZKL__NEXT_DELETE);
-        return;
-    } else if (session_gone_rc(rc)) {
+        break;
+    case ZKL__RC_EXISTS:
+    case ZKL__RC_CONNLOSS:
+        break; /* still KNOWN: the step deletes again */
+    case ZKL__RC_GONE:
         a->node = ZKL__NODE_NONE;
         if (a->result == ZKL_OK)
             a->result = ZKL_ESESSION;
-    } else {
+        break;
+    case ZKL__RC_REFUSED:
         /* Refused (an ACL, say): the node stays until the session ends. */
-        ZKL_LOG(ZKL_LOG_ERROR, "zklock: delete %s: %s", a->path, zerror(rc));
+        refused(a, rc, "delete");
         a->node = ZKL__NODE_NONE;
         a->result = zkl__from_zk(rc);
+        break;
     }
     after_reply(a, ZKL__NEXT_NOTHING);
 }
@@ -738,19 +832,12 @@ static void delete_done(int rc, const void *data)
  * trying again. */
 static void parent_done(int rc, const char *value, const void *data)
 {
-    zkl__att_t *a = ATT(data);
+    zkl__att_t *a = answered(data, rc);
 
     (void)value;
-    a->inflight--;
-    if (rc == ZNOAUTH || rc == ZINVALIDACL)
+    if (zkl__rc_class(rc) == ZKL__RC_REFUSED)
         a->result = zkl__from_zk(rc);
     after_reply(a, ZKL__NEXT_NOTHING);
-}
-
-static void ignore_void_done(int rc, const void *data)
-{
-    (void)rc;
-    (void)data;
 }
 
 /* Does w wait on exactly the node at path? Same lock path, and the
@@ -767,8 +854,9 @@ static int waits_on(const zkl__att_t *w, const char *path)
 /* The node at path is gone: wake everyone filed under it. When it was
  * the node of a local holder (lowest = 1, or found among them), it was
  * the lowest node, and no node can ever appear below it (sequence
- * numbers only grow): the one waiter queued right behind it now holds
- * the lock, without listing the children again. */
+ * numbers only grow): the one waiter queued right behind it is at the
+ * head, without listing the children again. It still reads its own node
+ * before it holds: someone else may have deleted it while it waited. */
 static void hand_on(zkl_client_t *c, const char *path, int lowest)
 {
     zkl__att_t *list = zkl__wtab_take(c, zkl__hash(path)), *a, *nx;
@@ -783,14 +871,15 @@ static void hand_on(zkl_client_t *c, const char *path, int lowest)
         nx = a->wnext;
         a->wnext = NULL;
         if (a->goal == ZKL__GOAL_ACQUIRE) {
-            if (lowest && !handed && a->czxid != 0 && a->inflight == 0 &&
-                waits_on(a, path)) {
+            if (lowest && !handed && a->node == ZKL__NODE_KNOWN &&
+                a->inflight == 0 && waits_on(a, path)) {
                 handed = 1;
-                grant(a);
+                a->pred_seq = UINT32_MAX;
+                att_schedule(a, ZKL__NEXT_CONFIRM);
             } else if (a->lk->recipe->chain && waits_on(a, path)) {
-                zkl__att_schedule(a, ZKL__NEXT_DESCEND);
+                att_schedule(a, ZKL__NEXT_DESCEND);
             } else {
-                zkl__att_schedule(a, ZKL__NEXT_LIST);
+                att_schedule(a, ZKL__NEXT_LIST);
             }
         } else if (a->goal == ZKL__GOAL_HOLD && strcmp(path, a->path) == 0) {
             a->node = ZKL__NODE_NONE; /* deleted by someone else */
@@ -814,9 +903,9 @@ void zkl__on_watch(zkl_client_t *c, int type, const char *path)
         nx = a->wnext;
         a->wnext = NULL;
         if (a->goal == ZKL__GOAL_ACQUIRE)
-            zkl__att_schedule(a, ZKL__NEXT_LIST);
+            att_schedule(a, ZKL__NEXT_LIST);
         else if (a->goal == ZKL__GOAL_HOLD)
-            zkl__att_schedule(a, ZKL__NEXT_CONFIRM);
+            att_schedule(a, ZKL__NEXT_CONFIRM);
     }
 }
 
@@ -826,9 +915,10 @@ void zkl__on_suspended(zkl_client_t *c)
 
     for (a = c->atts; a != NULL; a = a->next) {
         if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL &&
-            !a->lk->releasing && !(a->flags & ZKL__F_SUSPENDED)) {
+            !(a->flags & ZKL__F_SUSPENDED)) {
             a->flags |= ZKL__F_SUSPENDED;
-            zkl__queue_event(c, a->lk, ZKL_LOCK_SUSPENDED, ZKL_ESUSPENDED);
+            zkl__queue_event(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_SUSPENDED,
+                             ZKL_ESUSPENDED);
         }
     }
 }
@@ -839,22 +929,22 @@ void zkl__on_connected(zkl_client_t *c, int reconnect)
 
     for (a = c->atts; a != NULL; a = a->next) {
         if (reconnect && a->goal == ZKL__GOAL_HOLD && a->inflight == 0)
-            zkl__att_schedule(a, ZKL__NEXT_CONFIRM); /* still ours? */
+            att_schedule(a, ZKL__NEXT_CONFIRM); /* still ours? */
         else if (a->flags & ZKL__F_STALLED)
-            zkl__att_schedule(a, a->next_op);
+            att_schedule(a, a->next_op);
     }
 }
 
-/* Disconnected for longer than the session timeout: the server has
- * expired the session, or will the moment it hears from us, so a holder
- * must assume another contender holds the lock now. */
+/* The server may have expired the session by now, or may do so before
+ * we could hear otherwise (see touched_at in internal.h), so a holder
+ * must assume another contender holds the lock. */
 void zkl__on_presumed_expiry(zkl_client_t *c)
 {
     zkl__att_t *a, *nx;
 
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
-        if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL && !a->lk->releasing)
+        if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL)
             zkl__att_let_go(a, ZKL_LOCK_LOST, ZKL_ESESSION);
     }
 }
@@ -867,11 +957,10 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
     zkl__queue_clear(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
-        a->flags &= (uint8_t)~ZKL__F_QUEUED;
+        a->flags &= (uint16_t)~(ZKL__F_QUEUED | ZKL__F_SUSPENDED);
         zkl__wtab_remove(c, a);
         a->node = ZKL__NODE_NONE;
         a->czxid = 0;
-        a->flags &= (uint8_t)~ZKL__F_SUSPENDED;
         switch ((enum zkl__goal)a->goal) {
         case ZKL__GOAL_HOLD:
             att_fail(a, status);
@@ -879,14 +968,14 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
         case ZKL__GOAL_DELETE:
             if (a->result == ZKL_OK)
                 a->result = status;
-            zkl__att_schedule(a, ZKL__NEXT_NOTHING);
+            att_schedule(a, ZKL__NEXT_NOTHING);
             break;
         case ZKL__GOAL_ACQUIRE:
             if (status == ZKL_ESESSION) {
                 /* Re-queue on the new session, under a fresh uuid so no
                  * node of the old session can be taken for ours. */
                 att_new_uuid(a);
-                zkl__att_schedule(a, ZKL__NEXT_CREATE);
+                att_schedule(a, ZKL__NEXT_CREATE);
             } else {
                 att_fail(a, status);
             }
@@ -901,7 +990,9 @@ void zkl__on_deadlines(zkl_client_t *c, uint64_t now)
 
     while ((a = zkl__heap_top(c)) != NULL && a->deadline <= now) {
         zkl__heap_remove(c, a);
-        if (a->goal == ZKL__GOAL_ACQUIRE && a->lk != NULL)
+        if (a->goal == ZKL__GOAL_DELETE)
+            att_schedule(a, ZKL__NEXT_NOTHING); /* retry a refused send */
+        else if (a->goal == ZKL__GOAL_ACQUIRE && a->lk != NULL)
             zkl__att_let_go(a, ZKL_LOCK_FAILED,
                             (a->flags & ZKL__F_TRYLOCK) ? ZKL_ECONNLOSS
                                                         : ZKL_ETIMEDOUT);

@@ -1,97 +1,20 @@
 /* The client: one ZooKeeper session at a time, renewed after expiry, and
- * the one place where the loop, ZooKeeper and user callbacks meet.
+ * the one place where the loop, ZooKeeper and user callbacks meet. Owns
+ * the zhandle, the callback queue and everything hung off zkl_client.
  *
  * Every entry from the loop (zkl_client_on_io / zkl_client_on_timer) is a
  * "pass": feed ZooKeeper, let attempts step, deliver queued callbacks,
  * then ask ZooKeeper what to wait for and re-arm the loop. User callbacks
- * run only from a pass, after ZooKeeper has returned, so a callback may
- * call anything, including freeing the client (deferred to the end of the
- * outermost pass). */
+ * run only from a pass (drain), after ZooKeeper has returned, so a
+ * callback may call anything, including freeing the client (deferred to
+ * the end of the outermost pass). API calls only record and send: the
+ * ZooKeeper client may complete requests inside any call into it, so
+ * completions only queue events, and only drain delivers them. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "internal.h"
-
-#define CONN_EV_BASE 100 /* evq entries with lk == NULL carry these */
-
-/* ---------------------------------------------------------------- */
-/* Options                                                           */
-/* ---------------------------------------------------------------- */
-
-int zkl_options_new(zkl_options_t **out)
-{
-    zkl_options_t *o;
-
-    if (out == NULL)
-        return ZKL_EINVAL;
-    *out = NULL;
-    o = zkl__calloc(1, sizeof *o);
-    if (o == NULL)
-        return ZKL_ENOMEM;
-    o->session_timeout = 10000;
-    *out = o;
-    return ZKL_OK;
-}
-
-void zkl_options_free(zkl_options_t *o)
-{
-    if (o == NULL)
-        return;
-    zkl__free(o->hosts);
-    zkl__free(o->chroot);
-    zkl__creds_free(o->auth, o->nauth);
-    zkl__creds_free(o->ids, o->nids);
-    zkl__free(o);
-}
-
-static int set_string(char **slot, const char *s)
-{
-    char *d = NULL;
-
-    if (s != NULL && (d = zkl__strdup(s)) == NULL)
-        return ZKL_ENOMEM;
-    zkl__free(*slot);
-    *slot = d;
-    return ZKL_OK;
-}
-
-int zkl_options_set_servers(zkl_options_t *o, const char *hosts)
-{
-    if (o == NULL || hosts == NULL || hosts[0] == '\0' ||
-        strchr(hosts, '/') != NULL)
-        return ZKL_EINVAL;
-    return set_string(&o->hosts, hosts);
-}
-
-int zkl_options_set_session_timeout(zkl_options_t *o, int ms)
-{
-    if (o == NULL || ms < 1 || ms > 600000)
-        return ZKL_EINVAL;
-    o->session_timeout = ms;
-    return ZKL_OK;
-}
-
-int zkl_options_set_chroot(zkl_options_t *o, const char *path)
-{
-    int rc;
-
-    if (o == NULL)
-        return ZKL_EINVAL;
-    if (path == NULL || strcmp(path, "/") == 0)
-        return set_string(&o->chroot, NULL);
-    if ((rc = zkl__path_check(path, 0)) != ZKL_OK)
-        return rc;
-    return set_string(&o->chroot, path);
-}
-
-int zkl_options_set_conn_cb(zkl_options_t *o, zkl_conn_cb cb, void *arg)
-{
-    if (o == NULL)
-        return ZKL_EINVAL;
-    o->conn_cb = cb;
-    o->conn_arg = arg;
-    return ZKL_OK;
-}
 
 /* ---------------------------------------------------------------- */
 /* Deferred callbacks                                                */
@@ -117,25 +40,31 @@ int zkl__evq_reserve(zkl_client_t *c, size_t want)
     return ZKL_OK;
 }
 
-int zkl__queue_event(zkl_client_t *c, zkl_lock_t *lk, int ev, int status)
+int zkl__queue_event(zkl_client_t *c, int kind, void *obj, int ev,
+                     int status)
 {
     zkl__event_t *e;
 
     if (c->evq_len == c->evq_cap &&
         zkl__evq_reserve(c, c->evq_len + 1) != ZKL_OK) {
-        /* Past the room set aside per attempt (zkl__att_new): more
-         * events at once than attempts plus ZKL__EVQ_SLACK. */
+        /* Past the room set aside per attempt and request: more events
+         * at once than those plus ZKL__EVQ_SLACK. */
         ZKL_LOG(ZKL_LOG_ERROR, "zklock: out of memory queueing event");
         return ZKL_ENOMEM;
     }
     e = &c->evq[(c->evq_head + c->evq_len++) % c->evq_cap];
-    e->lk = lk;
+    e->kind = kind;
     e->ev = ev;
     e->status = status;
-    if (ev == ZKL_LOCK_ACQUIRED && lk != NULL)
-        c->stats.grants++;
-    if (lk != NULL)
-        lk->nqueued++;
+    e->u.lk = NULL;
+    if (kind == ZKL__EV_LOCK) {
+        e->u.lk = obj;
+        e->u.lk->nqueued++;
+        if (ev == ZKL_LOCK_ACQUIRED)
+            c->stats.grants++;
+    } else if (kind == ZKL__EV_CONTENDERS) {
+        e->u.req = obj;
+    }
     return ZKL_OK;
 }
 
@@ -146,9 +75,8 @@ void zkl__purge_events(zkl_client_t *c, zkl_lock_t *lk)
     for (i = 0; i < c->evq_len && lk->nqueued > 0; i++) {
         zkl__event_t *e = &c->evq[(c->evq_head + i) % c->evq_cap];
 
-        if (e->lk == lk) {
-            e->lk = NULL;
-            e->ev = 0;
+        if (e->kind == ZKL__EV_LOCK && e->u.lk == lk) {
+            e->kind = ZKL__EV_NONE;
             lk->nqueued--;
         }
     }
@@ -158,7 +86,36 @@ static void queue_conn_event(zkl_client_t *c, zkl_conn_event_t ev)
 {
     c->conn_state = (int)ev;
     if (c->conn_cb != NULL)
-        zkl__queue_event(c, NULL, CONN_EV_BASE + (int)ev, 0);
+        zkl__queue_event(c, ZKL__EV_CONN, NULL, (int)ev, 0);
+}
+
+/* The one place where a user callback is called. */
+static void deliver(zkl_client_t *c, const zkl__event_t *e)
+{
+    switch ((enum zkl__ev_kind)e->kind) {
+    case ZKL__EV_LOCK: {
+        zkl_lock_t *lk = e->u.lk;
+        /* Attempts are only freed by a step or a teardown, never inside
+         * a callback, so this pointer outlives the call. */
+        zkl__att_t *att = e->ev == ZKL_LOCK_ACQUIRED ? lk->att : NULL;
+
+        lk->nqueued--;
+        lk->cb(lk, (zkl_lock_event_t)e->ev, e->status, lk->arg);
+        if (att != NULL && !c->closing)
+            zkl__att_after_callback(att);
+        break;
+    }
+    case ZKL__EV_CONN:
+        if (c->conn_cb != NULL)
+            c->conn_cb(c, (zkl_conn_event_t)e->ev, c->conn_arg);
+        break;
+    case ZKL__EV_CONTENDERS:
+        c->nreqs--;
+        zkl__contenders_deliver(e->u.req);
+        break;
+    case ZKL__EV_NONE:
+        break;
+    }
 }
 
 /* Runs queued callbacks in order. Stops early when a callback asks for
@@ -174,19 +131,7 @@ static void drain(zkl_client_t *c)
             return; /* the rest next pass */
         c->evq_head = (c->evq_head + 1) % c->evq_cap;
         c->evq_len--;
-        if (e.lk != NULL) {
-            /* Attempts are only freed by a step or a teardown, never
-             * inside a callback, so this pointer outlives the call. */
-            zkl__att_t *att = e.ev == ZKL_LOCK_ACQUIRED ? e.lk->att : NULL;
-
-            e.lk->nqueued--;
-            e.lk->cb(e.lk, (zkl_lock_event_t)e.ev, e.status, e.lk->arg);
-            if (att != NULL && !c->closing)
-                zkl__att_after_callback(att);
-        } else if (e.ev >= CONN_EV_BASE && c->conn_cb != NULL) {
-            c->conn_cb(c, (zkl_conn_event_t)(e.ev - CONN_EV_BASE),
-                       c->conn_arg);
-        }
+        deliver(c, &e);
         if (c->freeing && !c->closing)
             return;
     }
@@ -214,6 +159,81 @@ int zkl__is_connected(zkl_client_t *c)
     return c->zh != NULL && c->connected && !c->expired;
 }
 
+/* Held locks are told LOST this long after touched_at: a tenth of the
+ * timeout before the server may expire the session, for the clocks'
+ * rate difference and for the callback to reach the holder. */
+static uint64_t lost_after(const zkl_client_t *c)
+{
+    uint64_t t = (uint64_t)zkl_client_session_timeout(c);
+
+    return t - t / 10;
+}
+
+void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
+{
+    if (rc == ZSESSIONMOVED && c->connected && !c->dropping &&
+        c->io_fd >= 0) {
+        /* Every request on this connection would get the same answer.
+         * Shutting the socket down (not closing it: it is the ZooKeeper
+         * client's) makes its next read see the end of the stream and
+         * take the ordinary connection-loss path. */
+        ZKL_LOG(ZKL_LOG_WARN, "zklock: session moved to another server: "
+                "reconnecting");
+        c->dropping = 1;
+        shutdown(c->io_fd, SHUT_RDWR);
+    }
+    switch (zkl__rc_class(rc)) {
+    case ZKL__RC_CONNLOSS:
+    case ZKL__RC_GONE:
+        return; /* no answer from the server: it may never have seen it */
+    default:
+        break;
+    }
+    if (sent_at > c->touched_at) {
+        c->touched_at = sent_at;
+        c->presumed_lost = 0;
+    }
+}
+
+/* A hold begins only with half a timeout to spare, so it is not told
+ * LOST the moment it is granted. */
+int zkl__touch_fresh(const zkl_client_t *c)
+{
+    return zkl__now_ms() <
+           c->touched_at + (uint64_t)zkl_client_session_timeout(c) / 2;
+}
+
+static void keepalive_done(int rc, const struct Stat *st, const void *data)
+{
+    zkl_client_t *c = (zkl_client_t *)(uintptr_t)data;
+    uint64_t at = c->ka_sent_at;
+
+    (void)st;
+    c->ka_sent_at = 0;
+    if (!c->closing)
+        zkl__on_result(c, rc, at);
+}
+
+/* While the client has attempts, a quiet session still refreshes
+ * touched_at about every quarter of the timeout: one small read. The
+ * ZooKeeper client's own pings would do for the server, but their
+ * answers are not visible here. */
+static uint64_t keepalive_at(const zkl_client_t *c)
+{
+    return c->touched_at + (uint64_t)zkl_client_session_timeout(c) / 4;
+}
+
+static void keepalive(zkl_client_t *c, uint64_t now)
+{
+    if (c->ka_sent_at != 0 || c->natts == 0 || !zkl__is_connected(c) ||
+        now < keepalive_at(c))
+        return;
+    if (zoo_aexists(c->zh, "/", 0, keepalive_done, c) == ZOK) {
+        c->ka_sent_at = now;
+        c->stats.requests++;
+    }
+}
+
 static void on_session_event(zkl_client_t *c, int state)
 {
     if (state == ZOO_CONNECTED_STATE) {
@@ -222,9 +242,7 @@ static void on_session_event(zkl_client_t *c, int state)
 
         c->connected = 1;
         c->ever_connected = 1;
-        c->heard_at = zkl__now_ms();
-        c->suspended_at = 0;
-        c->presumed_lost = 0;
+        c->dropping = 0;
         c->session_id = id != NULL ? id->client_id : 0;
         queue_conn_event(c, reconnect ? ZKL_CONN_RECONNECTED
                                       : ZKL_CONN_CONNECTED);
@@ -240,13 +258,32 @@ static void on_session_event(zkl_client_t *c, int state)
             zkl__on_session_gone(c, ZKL_EAUTH);
         }
     } else if (c->connected) {
-        /* CONNECTING / ASSOCIATING: the socket is gone, maybe not the
-         * session. */
+        /* CONNECTING / ASSOCIATING / NOTCONNECTED: the socket is gone,
+         * maybe not the session. */
         c->connected = 0;
-        c->suspended_at = zkl__now_ms();
+        c->io_reset = 1;
         queue_conn_event(c, ZKL_CONN_SUSPENDED);
         zkl__on_suspended(c);
     }
+}
+
+/* The ZooKeeper client can drop its connection without a session event:
+ * a send into a socket the server had already reset closes it and sets
+ * NOTCONNECTED silently (and so does a changed name resolution). So its
+ * state is compared with ours after every batch of calls into it, and a
+ * difference takes the path the event would have. */
+static void notice_state(zkl_client_t *c)
+{
+    int st;
+
+    if (c->zh == NULL || !c->connected || c->dead)
+        return;
+    st = zoo_state(c->zh);
+    if (st == ZOO_CONNECTED_STATE)
+        return;
+    ZKL_LOG(ZKL_LOG_WARN, "zklock: connection dropped without an event "
+            "(state %d)", st);
+    on_session_event(c, st);
 }
 
 /* One function and one context (the client) for the session watcher and
@@ -299,7 +336,7 @@ static void renew_session(zkl_client_t *c)
             (unsigned long long)c->session_id);
     c->zh = NULL;
     c->connected = 0;
-    c->suspended_at = 0;
+    c->ka_sent_at = 0;
     /* An expired handle is not connected, so this does not block; it
      * completes whatever was outstanding with ZCLOSING. */
     if (old != NULL)
@@ -329,7 +366,7 @@ int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
     c = zkl__calloc(1, sizeof *c);
     if (c == NULL)
         return ZKL_ENOMEM;
-    hosts = o != NULL && o->hosts != NULL ? o->hosts : "127.0.0.1:2181";
+    hosts = o != NULL && o->hosts != NULL ? o->hosts : ZKL_DEFAULT_SERVERS;
     n = strlen(hosts) + (o != NULL && o->chroot ? strlen(o->chroot) : 0) + 1;
     c->hosts = zkl__malloc(n);
     if (c->hosts == NULL) {
@@ -339,7 +376,8 @@ int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
     strcpy(c->hosts, hosts);
     if (o != NULL && o->chroot != NULL)
         strcat(c->hosts, o->chroot);
-    c->session_timeout = o != NULL ? o->session_timeout : 10000;
+    c->session_timeout =
+        o != NULL ? o->session_timeout : ZKL_DEFAULT_SESSION_TIMEOUT;
     c->conn_cb = o != NULL ? o->conn_cb : NULL;
     c->conn_arg = o != NULL ? o->conn_arg : NULL;
     c->ready_tail = &c->ready;
@@ -447,6 +485,7 @@ static void ask_interest(zkl_client_t *c, int *fd, int *events, long *ms)
     rc = zookeeper_interest(c->zh, &zfd, &interest, &tv);
     if (rc != ZOK)
         c->io_reset = 1;
+    notice_state(c);
     if (rc == ZINVALIDSTATE || is_unrecoverable(c->zh) == ZINVALIDSTATE) {
         if (zoo_state(c->zh) == ZOO_EXPIRED_SESSION_STATE)
             c->expired = 1;
@@ -460,21 +499,19 @@ static void ask_interest(zkl_client_t *c, int *fd, int *events, long *ms)
     *ms = (long)tv.tv_sec * 1000L + (long)(tv.tv_usec + 999) / 1000L;
 }
 
-/* When held locks are told ZKL_ESESSION while disconnected: a tenth of
- * the session timeout before the server may expire the session. The
- * server counts the timeout from the last packet it had from us; the
- * last reply we read left it after that, so counting from our last read
- * is almost as late, and the tenth covers that flight time and the
- * clocks' rate difference. The holder must hear it before the server
- * can give the lock to anyone else. */
-static uint64_t presumed_expiry_at(const zkl_client_t *c)
+/* The clock-driven part of a pass: acquire deadlines, LOST for holds
+ * whose session the server may expire, the keepalive. */
+static void on_clock(zkl_client_t *c)
 {
-    uint64_t t = (uint64_t)zkl_client_session_timeout(c);
-    uint64_t from = c->suspended_at;
+    uint64_t now = zkl__now_ms();
 
-    if (c->heard_at != 0 && c->heard_at < from)
-        from = c->heard_at;
-    return from + t - t / 10;
+    zkl__on_deadlines(c, now);
+    if (!c->presumed_lost && c->natts > 0 &&
+        now >= c->touched_at + lost_after(c)) {
+        c->presumed_lost = 1;
+        zkl__on_presumed_expiry(c);
+    }
+    keepalive(c, now);
 }
 
 /* Moves everything forward until nothing is left to do without waiting
@@ -486,8 +523,6 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
     int guard;
 
     for (guard = 0; guard < 10000; guard++) {
-        uint64_t now;
-
         if (guard > 0 && zkl__over_budget(c)) {
             /* Yield: arm() sees the queued work and asks for "at once".
              * Never before one round: when reading alone uses up the
@@ -497,17 +532,12 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
             break;
         }
         zkl__run_ready(c);
+        notice_state(c);
         if (c->expired && !c->dead) {
             renew_session(c);
             continue;
         }
-        now = zkl__now_ms();
-        zkl__on_deadlines(c, now);
-        if (c->suspended_at != 0 && !c->presumed_lost &&
-            now >= presumed_expiry_at(c)) {
-            c->presumed_lost = 1;
-            zkl__on_presumed_expiry(c);
-        }
+        on_clock(c);
         if (c->ready != NULL)
             continue;
         if (with_callbacks && c->evq_len > 0) {
@@ -522,6 +552,13 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
             continue;
         break;
     }
+}
+
+static long sooner(long ms, uint64_t at, uint64_t now)
+{
+    long d = at > now ? (long)(at - now) : 0;
+
+    return ms < 0 || d < ms ? d : ms;
 }
 
 static void arm(zkl_client_t *c, int fd, int events, long ms)
@@ -541,19 +578,12 @@ static void arm(zkl_client_t *c, int fd, int events, long ms)
     if (c->evq_len > 0 || c->ready != NULL || (c->expired && !c->dead) ||
         c->more_io)
         ms = 0;
-    if ((top = zkl__heap_top(c)) != NULL) {
-        long d = top->deadline > now ? (long)(top->deadline - now) : 0;
-
-        if (ms < 0 || d < ms)
-            ms = d;
-    }
-    if (c->suspended_at != 0 && !c->presumed_lost) {
-        uint64_t end = presumed_expiry_at(c);
-        long d = end > now ? (long)(end - now) : 0;
-
-        if (ms < 0 || d < ms)
-            ms = d;
-    }
+    if ((top = zkl__heap_top(c)) != NULL)
+        ms = sooner(ms, top->deadline, now);
+    if (c->natts > 0 && !c->presumed_lost)
+        ms = sooner(ms, c->touched_at + lost_after(c), now);
+    if (c->natts > 0 && c->ka_sent_at == 0 && zkl__is_connected(c))
+        ms = sooner(ms, keepalive_at(c), now);
     if (c->ops->timer(c->loop_data, ms) != 0)
         ZKL_LOG(ZKL_LOG_ERROR, "zklock: loop adapter timer failed");
 }
@@ -582,12 +612,10 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
     c->depth++;
     begin_budget(c);
     if (c->zh != NULL && !c->dead && !c->freeing) {
-        uint64_t t = zkl__now_ms();
-        int rc, reading;
+        int rc;
 
         if (from_timer && c->more_io)
             zk_events = ZOOKEEPER_READ; /* an earlier pass yielded */
-        reading = zk_events & ZOOKEEPER_READ;
         c->more_io = 0;
         if (zk_events == 0) {
             rc = zookeeper_process(c->zh, 0);
@@ -609,12 +637,9 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
         }
         if (rc != ZOK && rc != ZNOTHING)
             c->io_reset = 1;
-        /* A read that did not end the connection came from the server
-         * (a reset would have: the session watcher ran). */
-        if (reading && c->connected)
-            c->heard_at = t;
         if (zoo_state(c->zh) == ZOO_EXPIRED_SESSION_STATE)
             c->expired = 1;
+        notice_state(c);
     }
     if (!c->freeing)
         settle(c, 1, &fd, &events, &ms);
@@ -642,14 +667,15 @@ void zkl_client_on_timer(zkl_client_t *c)
     pass(c, 0, 1);
 }
 
-/* After an API call changed something: send what can be sent now and
- * re-arm; callbacks wait for the loop (a 0 ms timer). */
+/* Sends what can be sent now and re-arms; callbacks wait for the loop (a
+ * 0 ms timer). Before a loop is attached nothing happens: no I/O until
+ * zkl_client_attach(), which kicks. */
 void zkl__kick(zkl_client_t *c)
 {
     int fd = -1, events = 0;
     long ms = -1;
 
-    if (c->depth > 0 || c->closing)
+    if (c->depth > 0 || c->closing || c->ops == NULL)
         return; /* the running pass settles */
     c->depth++;
     begin_budget(c);
@@ -670,28 +696,27 @@ static void teardown(zkl_client_t *c)
     c->closing = 1;
     /* Every pending operation is answered, in the queue's order. */
     for (a = c->atts; a != NULL; a = a->next) {
-        if ((lk = a->lk) == NULL)
+        if (a->lk == NULL)
             continue;
-        if (lk->releasing)
-            zkl__queue_event(c, lk, ZKL_LOCK_RELEASED, ZKL_ECLOSED);
+        if (a->goal == ZKL__GOAL_DELETE)
+            zkl__att_detach(a, ZKL_LOCK_RELEASED, ZKL_ECLOSED);
         else if (a->goal == ZKL__GOAL_HOLD)
-            zkl__queue_event(c, lk, ZKL_LOCK_LOST, ZKL_ECLOSED);
+            zkl__att_detach(a, ZKL_LOCK_LOST, ZKL_ECLOSED);
         else
-            zkl__queue_event(c, lk, ZKL_LOCK_FAILED, ZKL_ECLOSED);
-        lk->att = NULL;
-        lk->releasing = 0;
-        a->lk = NULL;
+            zkl__att_detach(a, ZKL_LOCK_FAILED, ZKL_ECLOSED);
     }
     c->depth++;
     drain(c);
     /* Closing the session deletes its ephemeral nodes; outstanding
-     * requests complete with ZCLOSING (contenders callbacks included). */
+     * requests complete with ZCLOSING, and the contenders requests
+     * among them queue their callbacks, delivered next. */
     if (c->zh != NULL) {
         zhandle_t *zh = c->zh;
 
         zookeeper_close(zh);
         c->zh = NULL;
     }
+    drain(c);
     c->depth--;
     for (lk = c->locks; lk != NULL; lk = lk->next)
         lk->c = NULL;

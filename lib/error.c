@@ -30,6 +30,61 @@ const char *zkl_err_name(int err)
     return "ZKL_UNKNOWN";
 }
 
+/* Every ZooKeeper result, in one place. Only a definite refusal may end
+ * an attempt with an error; anything that leaves the outcome unknown is
+ * connection trouble, so the attempt looks again (its node found by its
+ * uuid) and retries. Codes this table does not know are treated as
+ * trouble too: retrying is safe, wrongly giving up leaves a node. */
+enum zkl__rc_class zkl__rc_class(int rc)
+{
+    switch (rc) {
+    case ZOK:
+        return ZKL__RC_OK;
+    case ZNONODE:
+        return ZKL__RC_NONODE;
+    case ZNODEEXISTS:
+        return ZKL__RC_EXISTS;
+    case ZNOAUTH:
+    case ZINVALIDACL:
+    case ZBADARGUMENTS:
+    case ZBADVERSION:
+    case ZNOCHILDRENFOREPHEMERALS:
+    case ZNOTEMPTY:
+    case ZUNIMPLEMENTED:
+    case ZINVALIDCALLBACK:
+    case ZEPHEMERALONLOCALSESSION:
+    case ZNOWATCHER:
+    case ZRECONFIGDISABLED:
+    case ZNEWCONFIGNOQUORUM:
+    case ZRECONFIGINPROGRESS:
+    case ZAPIERROR:
+        return ZKL__RC_REFUSED;
+    case ZSESSIONEXPIRED:
+    case ZCLOSING:
+    case ZINVALIDSTATE:
+    case ZAUTHFAILED:
+    case ZSESSIONCLOSEDREQUIRESASLAUTH:
+        return ZKL__RC_GONE;
+    case ZCONNECTIONLOSS:
+    case ZOPERATIONTIMEOUT:
+    /* A send into a socket the server had reset closes it silently;
+     * the requests re-sent after reconnecting no longer match the
+     * replies, and every outstanding one ends with this code, applied
+     * or not. */
+    case ZRUNTIMEINCONSISTENCY:
+    /* The session is alive, answered by a server it has left. */
+    case ZSESSIONMOVED:
+    case ZNOTREADONLY:
+    case ZTHROTTLEDOP:
+    case ZMARSHALLINGERROR:
+    case ZSYSTEMERROR:
+    case ZDATAINCONSISTENCY:
+    case ZSSLCONNECTIONERROR:
+    default:
+        return ZKL__RC_CONNLOSS;
+    }
+}
+
 /* ZooKeeper result -> zklock code, at the boundary; the raw code goes to
  * the log where it matters. */
 int zkl__from_zk(int rc)
@@ -37,20 +92,27 @@ int zkl__from_zk(int rc)
     switch (rc) {
     case ZOK:
         return ZKL_OK;
-    case ZCONNECTIONLOSS:
-    case ZOPERATIONTIMEOUT:
-        return ZKL_ECONNLOSS;
     case ZSESSIONEXPIRED:
-    case ZSESSIONMOVED:
+    case ZSESSIONCLOSEDREQUIRESASLAUTH:
         return ZKL_ESESSION;
     case ZCLOSING:
         return ZKL_ECLOSED;
     case ZNOAUTH:
     case ZAUTHFAILED:
         return ZKL_EAUTH;
+    case ZBADARGUMENTS:
+        return ZKL_EBADPATH;
     case ZMARSHALLINGERROR:
     case ZSYSTEMERROR:
-        return ZKL_ENOMEM;
+        return ZKL_ENOMEM; /* a request the client could not build */
+    default:
+        break;
+    }
+    switch (zkl__rc_class(rc)) {
+    case ZKL__RC_CONNLOSS:
+        return ZKL_ECONNLOSS;
+    case ZKL__RC_GONE:
+        return ZKL_ESESSION;
     default:
         return ZKL_EZK;
     }

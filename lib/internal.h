@@ -1,5 +1,6 @@
-/* Private to libzklock: struct bodies and internal prototypes (zkl__*).
- * Nothing here is exported (see -export-symbols-regex in Makefile.am). */
+/* Private to libzklock: struct bodies and internal prototypes (zkl__*),
+ * grouped under the file that defines them. Nothing here is exported
+ * (see -export-symbols-regex in Makefile.am). */
 #ifndef ZKL_INTERNAL_H
 #define ZKL_INTERNAL_H
 
@@ -10,13 +11,17 @@
 #include "zklock.h"
 
 /* "_c_" + 36-char uuid + "-lock-": Curator's protected-mode prefix, which
- * is what lets a lost create reply be recovered by name. */
+ * is what lets a lost create reply be recovered by name. ZooKeeper prints
+ * the sequence with %010d of a signed 32-bit counter: ten characters, or
+ * eleven past 2^31 ("-2147483648"). */
 #define ZKL__UUID_LEN 36
 #define ZKL__PREFIX_LEN (3 + ZKL__UUID_LEN)      /* "_c_<uuid>" */
 #define ZKL__TAG "-lock-"
 #define ZKL__TAG_LEN 6
 #define ZKL__SEQ_LEN 10
+#define ZKL__SEQ_MAX_LEN 11
 #define ZKL__NAME_LEN (ZKL__PREFIX_LEN + ZKL__TAG_LEN + ZKL__SEQ_LEN)
+#define ZKL__NAME_MAX (ZKL__PREFIX_LEN + ZKL__TAG_LEN + ZKL__SEQ_MAX_LEN)
 
 /* Intrusive doubly linked lists: unlink node n (with prev/next fields)
  * from the list whose head pointer is *headp. */
@@ -38,24 +43,18 @@
         *(headp) = (n);                                                     \
     } while (0)
 
-/* ---- memory: every allocation goes through zkl_set_allocator()'s ---- */
+typedef struct zkl__att zkl__att_t;
+typedef struct zkl__contenders_req zkl__contenders_req_t;
+typedef struct zkl__queue zkl__queue_t;
+
+/* ---- alloc.c: every allocation goes through zkl_set_allocator()'s ---- */
 void *zkl__malloc(size_t size);
 void *zkl__calloc(size_t n, size_t size);
 void *zkl__realloc(void *p, size_t size);
 void zkl__free(void *p);
 char *zkl__strdup(const char *s);
 
-/* ---- time ---- */
-uint64_t zkl__now_ms(void);
-uint64_t zkl__now_us(void);
-/* Work per loop turn is bounded so busy clients cannot stall the loop:
- * the clients attached on one thread split this budget (client.c), and
- * past its share a pass stops, re-arms for "at once", and the loop
- * serves everything else first. */
-#define ZKL__PASS_BUDGET_US 400
-int zkl__over_budget(const zkl_client_t *c);
-
-/* ---- logging ---- */
+/* ---- log.c ---- */
 extern int zkl__log_max;
 void zkl__log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -66,19 +65,69 @@ void zkl__log(int level, const char *fmt, ...)
     } while (0)
 void zkl__zk_log_trampoline(const char *msg);
 
-/* ---- names and paths ---- */
+/* ---- names.c: time, paths, Curator's names and order ---- */
+uint64_t zkl__now_ms(void);
+uint64_t zkl__now_us(void);
 int zkl__path_check(const char *path, int allow_root);
 void zkl__uuid(char out[ZKL__UUID_LEN + 1]);
 /* Curator's sort key: the text after the last "lock-", else the name. */
 const char *zkl__sort_key(const char *name);
-/* Total order used everywhere a queue is ordered (key, then name). */
+/* Total order used everywhere a queue is ordered (key, then name):
+ * Curator's, so both agree on who holds a lock. */
 int zkl__name_cmp(const char *a, const char *b);
 uint64_t zkl__hash(const char *s);
 uint64_t zkl__hashn(const char *s, size_t n);
-/* The sequence number a name sorts by, or UINT32_MAX if it has none. */
+/* The sequence number of a name whose sort key is ten digits (0 ..
+ * 2^31-1), for the queue view's arithmetic; UINT32_MAX for any other
+ * name, including the eleven-character and negative suffixes past 2^31,
+ * whose Curator order is not creation order (those queues are listed). */
 uint32_t zkl__seq_of(const char *name);
+/* Length of a lock node name zklock could have created ("_c_<uuid>
+ * -lock-" then a ten- or eleven-character ZooKeeper sequence), else 0. */
+size_t zkl__own_name_len(const char *name);
 
-/* ---- the attempt machine ---- */
+/* ---- error.c: ZooKeeper result codes, classified once ---- */
+enum zkl__rc_class {
+    ZKL__RC_OK,       /* done as asked */
+    ZKL__RC_NONODE,   /* the node (or its parent) does not exist */
+    ZKL__RC_EXISTS,   /* the node exists already */
+    ZKL__RC_REFUSED,  /* definite: the server or client will not do it */
+    ZKL__RC_CONNLOSS, /* outcome unknown: the connection broke under the
+                         request (or the session moved); retry */
+    ZKL__RC_GONE      /* the session (or the handle) is gone */
+};
+enum zkl__rc_class zkl__rc_class(int rc);
+int zkl__from_zk(int rc);
+
+/* ---- options.c ---- */
+/* A (scheme, text) pair: credentials for zoo_add_auth(), or an ACL id. */
+typedef struct zkl__cred {
+    char *scheme;
+    char *text;
+} zkl__cred_t;
+
+struct zkl_options {
+    char *hosts;
+    char *chroot;
+    int session_timeout;
+    zkl_conn_cb conn_cb;
+    void *conn_arg;
+    int acl_mode;             /* zkl_acl_t */
+    zkl__cred_t *auth, *ids;  /* owned, each entry's strings too */
+    size_t nauth, nids;
+};
+
+/* ---- acl.c ---- */
+int zkl__creds_add(zkl__cred_t **v, size_t *n, const char *scheme,
+                   const char *text);
+void zkl__creds_free(zkl__cred_t *v, size_t n);
+int zkl__creds_copy(zkl__cred_t **dst, size_t *ndst, const zkl__cred_t *src,
+                    size_t n);
+int zkl__acl_build(struct ACL_vector *acl, const zkl_options_t *o);
+void zkl__acl_free(struct ACL_vector *acl);
+int zkl__send_auth(zkl_client_t *c);
+
+/* ---- attempt.c: the attempt machine ---- */
 
 enum zkl__goal {
     ZKL__GOAL_ACQUIRE, /* get to the front of the queue */
@@ -88,7 +137,7 @@ enum zkl__goal {
 
 enum zkl__node {
     ZKL__NODE_NONE,  /* no node exists (or it is known gone) */
-    ZKL__NODE_MAYBE, /* a create was sent and its reply was lost */
+    ZKL__NODE_MAYBE, /* a create was sent and its outcome is unknown */
     ZKL__NODE_KNOWN  /* created; name in path[] */
 };
 
@@ -99,7 +148,8 @@ enum zkl__next {
     ZKL__NEXT_PARENTS, /* create the lock path's ancestors, then CREATE */
     ZKL__NEXT_LIST,    /* list children and decide */
     ZKL__NEXT_DELETE,  /* delete our node */
-    ZKL__NEXT_CONFIRM, /* held: (re)arm the watch on our own node */
+    ZKL__NEXT_CONFIRM, /* read (and watch) our own node: before a grant
+                          that no listing backs, and to re-check a hold */
     ZKL__NEXT_DESCEND  /* blocker gone: the next from the queue view */
 };
 
@@ -111,15 +161,16 @@ enum zkl__next {
 #define ZKL__F_WATCH_OWN 0x20  /* arm the own-node watch after callbacks */
 #define ZKL__F_WAS_HELD 0x40   /* deleting a node that held the lock */
 #define ZKL__F_QUEUED 0x80     /* its lock path's queue view covers it */
-
-typedef struct zkl__att zkl__att_t;
+#define ZKL__F_GHOST 0x100     /* deletes a duplicate node (no handle) */
 
 /* One attempt: one lock node's life, from create to gone. Owned by the
  * client (on c->atts) from acquire until its node is known gone and no
  * reply is outstanding; the lock handle only points at it (lk->att) and
  * lets go on cancel, timeout, release or free, so that handle can start a
- * new attempt at once while this one cleans up. Never freed while a
- * ZooKeeper request carries it as its data pointer (inflight > 0). */
+ * new attempt at once while this one cleans up. An attempt with goal
+ * DELETE that still has its handle is that handle's release. Never freed
+ * while a ZooKeeper request carries it as its data pointer
+ * (inflight > 0). */
 struct zkl__att {
     zkl_client_t *c;
     zkl_lock_t *lk;           /* NULL once the user let go */
@@ -127,20 +178,40 @@ struct zkl__att {
     zkl__att_t *ready_next;   /* c->ready */
     zkl__att_t *wnext;        /* waiter table chain */
     uint64_t whash;           /* hash of the watched path */
-    uint64_t deadline;        /* monotonic ms; 0 = none */
+    uint64_t deadline;        /* monotonic ms: acquire timeout, or when a
+                                 refused delete is tried again; 0 = none */
+    uint64_t sent_at;         /* monotonic ms: send time of the oldest
+                                 request in flight */
     int64_t czxid;            /* fencing token once known, else 0 */
     int result;               /* RELEASED status once the node is gone */
     uint32_t heap_idx;        /* in c->heap, or UINT32_MAX */
     uint32_t pred_seq;        /* sequence of the node waited on, or
                                  UINT32_MAX when it has none */
-    uint8_t goal, node, next_op, flags;
-    uint8_t inflight;         /* requests carrying this attempt */
-    uint8_t parent_rounds;    /* ZNONODE retries, bounded */
+    uint16_t flags;
+    uint16_t inflight;        /* requests carrying this attempt (a path
+                                 of 512 components sends 514 at once) */
     uint16_t dirlen;          /* strlen(lock path) */
+    uint8_t goal, node, next_op;
+    uint8_t parent_rounds;    /* ZNONODE retries, bounded */
     char path[];              /* "<dir>/_c_<uuid>-lock-<seq>" */
 };
 
-/* ---- recipes ----
+zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout);
+void zkl__att_free(zkl__att_t *a);
+/* Cuts the handle/attempt link, queueing ev (if not 0) for the handle. */
+void zkl__att_detach(zkl__att_t *a, int ev, int status);
+void zkl__att_let_go(zkl__att_t *a, int event, int status);
+void zkl__att_release(zkl__att_t *a);
+void zkl__att_after_callback(zkl__att_t *a);
+void zkl__run_ready(zkl_client_t *c);
+void zkl__on_watch(zkl_client_t *c, int type, const char *path);
+void zkl__on_connected(zkl_client_t *c, int reconnect);
+void zkl__on_suspended(zkl_client_t *c);
+void zkl__on_presumed_expiry(zkl_client_t *c);
+void zkl__on_session_gone(zkl_client_t *c, int status);
+void zkl__on_deadlines(zkl_client_t *c, uint64_t now);
+
+/* ---- recipes.c ----
  * What differs between a mutex, a read/write lock and a semaphore is one
  * decision: given the lock path's children and our node, which node must
  * go before we may proceed. The attempt machine does everything else
@@ -159,7 +230,7 @@ typedef struct zkl__recipe {
 
 extern const zkl__recipe_t zkl__mutex_recipe;
 
-/* ---- lock handle ---- */
+/* ---- lock.c: the public handle ---- */
 struct zkl_lock {
     const zkl__recipe_t *recipe;
     zkl_client_t *c;          /* NULL once the client is gone */
@@ -168,36 +239,45 @@ struct zkl_lock {
     zkl_lock_cb cb;
     void *arg;
     unsigned nqueued;         /* events in c->evq naming this handle */
-    int releasing;            /* att is deleting for zkl_lock_release */
     char path[];
 };
 
-/* ---- deferred user callbacks ---- */
-typedef struct zkl__event {
-    zkl_lock_t *lk;           /* NULL: purged (handle freed) */
-    int ev, status;
-} zkl__event_t;
+/* 1 while lk's attempt is its zkl_lock_release() (goal DELETE). */
+int zkl__lock_releasing(const zkl_lock_t *lk);
 
-typedef struct zkl__contenders_req zkl__contenders_req_t;
-typedef struct zkl__queue zkl__queue_t;
-
-/* ---- client ---- */
-/* A (scheme, text) pair: credentials for zoo_add_auth(), or an ACL id. */
-typedef struct zkl__cred {
-    char *scheme;
-    char *text;
-} zkl__cred_t;
-
-struct zkl_options {
-    char *hosts;
-    char *chroot;
-    int session_timeout;
-    zkl_conn_cb conn_cb;
-    void *conn_arg;
-    int acl_mode;             /* zkl_acl_t */
-    zkl__cred_t *auth, *ids;  /* owned, each entry's strings too */
-    size_t nauth, nids;
+/* ---- contenders.c ---- */
+/* A contenders request: owned by the client from zkl_contenders() until
+ * its callback has run (by the ZooKeeper client's completion while in
+ * flight, then by its event in c->evq). */
+struct zkl__contenders_req {
+    zkl_client_t *c;
+    zkl_contenders_cb cb;
+    void *arg;
+    uint64_t sent_at;
+    int status;
+    const char **names;       /* sorted, into the same block; NULL if 0 */
+    size_t n;
 };
+void zkl__contenders_deliver(zkl__contenders_req_t *r);
+void zkl__contenders_free(zkl__contenders_req_t *r);
+
+/* ---- client.c ---- */
+
+/* Deferred user callbacks: one queue of tagged records, delivered in
+ * order by one function (drain) and nowhere else. */
+enum zkl__ev_kind {
+    ZKL__EV_NONE,       /* purged: its handle was freed */
+    ZKL__EV_LOCK,       /* lk's callback: ev, status */
+    ZKL__EV_CONN,       /* the connection callback: ev */
+    ZKL__EV_CONTENDERS  /* req's callback */
+};
+typedef struct zkl__event {
+    int kind, ev, status;
+    union {
+        zkl_lock_t *lk;
+        zkl__contenders_req_t *req;
+    } u;
+} zkl__event_t;
 
 struct zkl_client {
     zhandle_t *zh;
@@ -226,19 +306,26 @@ struct zkl_client {
     int connected;            /* zoo_state == CONNECTED */
     int ever_connected;       /* this session connected at least once */
     int expired;              /* the session is dead: renew it */
-    uint64_t suspended_at;    /* monotonic ms when the connection went */
-    uint64_t heard_at;        /* monotonic ms of the last read from the
-                                 server while connected */
-    int presumed_lost;        /* held locks told ZKL_ESESSION already */
     int64_t session_id;
     int conn_state;           /* zkl_conn_event_t for zkl_client_state() */
+
+    /* How long the server may still keep the session: it expires it no
+     * earlier than its last receipt from us plus the timeout, and the
+     * send time of a request whose answer came back is a lower bound of
+     * that receipt (the last read is not: replies and notifications can
+     * arrive long after). Held locks are told LOST at touched_at + 9/10
+     * of the timeout; a keepalive keeps the bound fresh. */
+    uint64_t touched_at;      /* monotonic ms */
+    uint64_t ka_sent_at;      /* the keepalive in flight, or 0 */
+    int presumed_lost;        /* holds told LOST for this touched_at */
+    int dropping;             /* this connection is being dropped */
 
     zkl__att_t *atts;         /* every live attempt */
     size_t natts;
     size_t nstalled;
     zkl__att_t *ready, **ready_tail;
     zkl_lock_t *locks;        /* every live handle */
-    size_t nreqs;             /* outstanding contenders requests */
+    size_t nreqs;             /* contenders requests not yet delivered */
 
     zkl__att_t **wtab;        /* waiter table: path hash -> attempts */
     size_t wtab_size, wtab_count;
@@ -246,7 +333,7 @@ struct zkl_client {
     zkl__queue_t **qtab;      /* queue views: lock path hash -> view */
     size_t qtab_size, nqueues;
 
-    zkl__att_t **heap;        /* acquire deadlines */
+    zkl__att_t **heap;        /* attempt deadlines */
     size_t heap_len, heap_cap;
 
     zkl_stats_t stats;
@@ -255,50 +342,46 @@ struct zkl_client {
     size_t evq_head, evq_len, evq_cap;
 };
 
-/* client.c */
+/* After an API call changed something: send what can be sent now and
+ * re-arm; never runs a user callback. */
 void zkl__kick(zkl_client_t *c);
-/* acl.c */
-int zkl__creds_add(zkl__cred_t **v, size_t *n, const char *scheme,
-                   const char *text);
-void zkl__creds_free(zkl__cred_t *v, size_t n);
-int zkl__creds_copy(zkl__cred_t **dst, size_t *ndst, const zkl__cred_t *src,
-                    size_t n);
-int zkl__acl_build(struct ACL_vector *acl, const zkl_options_t *o);
-void zkl__acl_free(struct ACL_vector *acl);
-int zkl__send_auth(zkl_client_t *c);
-int zkl__queue_event(zkl_client_t *c, zkl_lock_t *lk, int ev, int status);
+int zkl__is_connected(zkl_client_t *c);
+/* Work per loop turn is bounded so busy clients cannot stall the loop:
+ * the clients attached on one thread split this budget, and past its
+ * share a pass stops, re-arms for "at once", and the loop serves
+ * everything else first. */
+#define ZKL__PASS_BUDGET_US 400
+int zkl__over_budget(const zkl_client_t *c);
+/* Every completion reports its result here: a server answer (class not
+ * CONNLOSS or GONE) means the server heard from us at or after sent_at;
+ * ZSESSIONMOVED means this connection is stale (the session was taken
+ * over through another server), so it is dropped: the ZooKeeper client
+ * reconnects, and the server gives the session back to us. */
+void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at);
+/* 1 while touched_at is recent enough that a hold may begin. */
+int zkl__touch_fresh(const zkl_client_t *c);
+/* Queue a callback. The queue never grows for an attempt's or a
+ * request's events: room for them is set aside when they are accepted
+ * (zkl__evq_reserve); past that a failure is logged and the event
+ * dropped. */
+int zkl__queue_event(zkl_client_t *c, int kind, void *obj, int ev,
+                     int status);
 /* Makes the callback queue hold want events without growing. Each
- * attempt sets aside one slot, plus ZKL__EVQ_SLACK for connection events
- * and several events of one attempt between two deliveries. */
+ * attempt and each contenders request sets aside one slot, plus
+ * ZKL__EVQ_SLACK for connection events and several events of one
+ * attempt between two deliveries. */
 int zkl__evq_reserve(zkl_client_t *c, size_t want);
 #define ZKL__EVQ_SLACK 16
 void zkl__purge_events(zkl_client_t *c, zkl_lock_t *lk);
-int zkl__is_connected(zkl_client_t *c);
-
-/* attempt.c */
-zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout);
-void zkl__att_let_go(zkl__att_t *a, int event, int status);
-void zkl__att_release(zkl__att_t *a);
-void zkl__att_schedule(zkl__att_t *a, int next_op);
-void zkl__run_ready(zkl_client_t *c);
-void zkl__on_watch(zkl_client_t *c, int type, const char *path);
-void zkl__on_connected(zkl_client_t *c, int reconnect);
-void zkl__on_suspended(zkl_client_t *c);
-void zkl__on_presumed_expiry(zkl_client_t *c);
-void zkl__on_session_gone(zkl_client_t *c, int status);
-void zkl__on_deadlines(zkl_client_t *c, uint64_t now);
-void zkl__att_free(zkl__att_t *a);
-void zkl__att_after_callback(zkl__att_t *a);
-int zkl__from_zk(int rc);
 void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
                   void *ctx);
 
-/* waiters.c: path hash -> attempts watching that path */
+/* ---- waiters.c: path hash -> attempts watching that path ---- */
 int zkl__wtab_add(zkl_client_t *c, zkl__att_t *a, uint64_t h);
 void zkl__wtab_remove(zkl_client_t *c, zkl__att_t *a);
 zkl__att_t *zkl__wtab_take(zkl_client_t *c, uint64_t h);
 
-/* queue.c: views of long queues, owned by the client */
+/* ---- queue.c: views of long queues, owned by the client ---- */
 /* Covers a (waiting; me its node, in listing sv) when the queue is long
  * enough to be worth it; 1 when covered (a->flags has ZKL__F_QUEUED). */
 int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
@@ -316,7 +399,7 @@ void zkl__queue_trim(zkl_client_t *c, zkl__att_t *a, uint32_t seq);
 /* The session is gone: every view with it (flags are the caller's). */
 void zkl__queue_clear(zkl_client_t *c);
 
-/* heap.c: acquire deadlines */
+/* ---- heap.c: attempt deadlines ---- */
 int zkl__heap_push(zkl_client_t *c, zkl__att_t *a);
 void zkl__heap_remove(zkl_client_t *c, zkl__att_t *a);
 zkl__att_t *zkl__heap_top(zkl_client_t *c);

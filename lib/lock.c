@@ -35,6 +35,11 @@ int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
     return ZKL_OK;
 }
 
+int zkl__lock_releasing(const zkl_lock_t *lk)
+{
+    return lk->att != NULL && lk->att->goal == ZKL__GOAL_DELETE;
+}
+
 static int usable(const zkl_lock_t *lk)
 {
     if (lk == NULL)
@@ -51,14 +56,10 @@ void zkl_lock_free(zkl_lock_t *lk)
     if (lk == NULL)
         return;
     if ((c = lk->c) != NULL) {
-        if (lk->att != NULL) {
-            if (lk->releasing) {
-                lk->att->lk = NULL; /* the delete goes on, silently */
-                lk->att = NULL;
-            } else {
-                zkl__att_let_go(lk->att, 0, 0);
-            }
-        }
+        if (zkl__lock_releasing(lk))
+            zkl__att_detach(lk->att, 0, 0); /* the delete goes on */
+        else if (lk->att != NULL)
+            zkl__att_let_go(lk->att, 0, 0);
         if (lk->nqueued > 0)
             zkl__purge_events(c, lk);
         ZKL__UNLINK(&c->locks, lk);
@@ -74,8 +75,7 @@ int zkl_lock_acquire(zkl_lock_t *lk, long timeout_ms)
     if (rc != ZKL_OK)
         return rc;
     if (lk->att != NULL)
-        return lk->att->goal == ZKL__GOAL_HOLD && !lk->releasing ? ZKL_EHELD
-                                                                 : ZKL_EBUSY;
+        return lk->att->goal == ZKL__GOAL_HOLD ? ZKL_EHELD : ZKL_EBUSY;
     lk->att = zkl__att_new(lk->c, lk, timeout_ms);
     if (lk->att == NULL)
         return ZKL_ENOMEM;
@@ -89,8 +89,7 @@ int zkl_lock_cancel(zkl_lock_t *lk)
 
     if (rc != ZKL_OK)
         return rc;
-    if (lk->att == NULL || lk->att->goal != ZKL__GOAL_ACQUIRE ||
-        lk->releasing)
+    if (lk->att == NULL || lk->att->goal != ZKL__GOAL_ACQUIRE)
         return ZKL_ENOTPENDING;
     zkl__att_let_go(lk->att, ZKL_LOCK_FAILED, ZKL_ECANCELED);
     zkl__kick(lk->c);
@@ -103,7 +102,7 @@ int zkl_lock_release(zkl_lock_t *lk)
 
     if (rc != ZKL_OK && rc != ZKL_EAUTH)
         return rc;
-    if (lk->att == NULL || lk->att->goal != ZKL__GOAL_HOLD || lk->releasing)
+    if (lk->att == NULL || lk->att->goal != ZKL__GOAL_HOLD)
         return ZKL_ENOTHELD;
     zkl__att_release(lk->att);
     zkl__kick(lk->c);
@@ -113,7 +112,7 @@ int zkl_lock_release(zkl_lock_t *lk)
 int zkl_lock_is_held(const zkl_lock_t *lk)
 {
     return lk != NULL && lk->c != NULL && lk->att != NULL &&
-           lk->att->goal == ZKL__GOAL_HOLD && !lk->releasing;
+           lk->att->goal == ZKL__GOAL_HOLD;
 }
 
 zkl_lock_state_t zkl_lock_state(const zkl_lock_t *lk)
@@ -122,7 +121,7 @@ zkl_lock_state_t zkl_lock_state(const zkl_lock_t *lk)
 
     if (lk == NULL || lk->c == NULL || (a = lk->att) == NULL)
         return ZKL_STATE_IDLE;
-    if (lk->releasing)
+    if (a->goal == ZKL__GOAL_DELETE)
         return ZKL_STATE_RELEASING;
     if (a->goal == ZKL__GOAL_HOLD)
         return ZKL_STATE_HELD;
@@ -149,11 +148,11 @@ int zkl_lock_node_name(const zkl_lock_t *lk, char *buf, size_t len)
 {
     const zkl__att_t *a;
 
-    if (lk == NULL || buf == NULL || len < ZKL__NAME_LEN + 1)
+    if (lk == NULL || buf == NULL || len < ZKL__NAME_MAX + 1)
         return ZKL_EINVAL;
     a = lk->att;
     if (a == NULL || a->node != ZKL__NODE_KNOWN)
         return ZKL_ENOTPENDING;
-    memcpy(buf, a->path + a->dirlen + 1, ZKL__NAME_LEN + 1);
+    strcpy(buf, a->path + a->dirlen + 1);
     return ZKL_OK;
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -162,6 +163,29 @@ uint32_t zkl__seq_of(const char *name)
         v = v * 10 + (uint64_t)(k[i] - '0');
     }
     return k[i] == '\0' && v < UINT32_MAX ? (uint32_t)v : UINT32_MAX;
+}
+
+size_t zkl__own_name_len(const char *name)
+{
+    const char *s = name + ZKL__PREFIX_LEN + ZKL__TAG_LEN;
+    char again[16];
+    size_t n;
+    long v;
+
+    if (strncmp(name, "_c_", 3) != 0 ||
+        strnlen(name, ZKL__NAME_MAX + 1) < ZKL__NAME_LEN ||
+        strncmp(name + ZKL__PREFIX_LEN, ZKL__TAG, ZKL__TAG_LEN) != 0)
+        return 0;
+    /* Exactly what %010d prints for a 32-bit int, nothing else: parse
+     * and print again. */
+    n = strlen(s);
+    if (n > ZKL__SEQ_MAX_LEN || strspn(s, "-0123456789") != n)
+        return 0;
+    v = strtol(s, NULL, 10);
+    if (v < INT32_MIN || v > INT32_MAX)
+        return 0;
+    snprintf(again, sizeof again, "%010d", (int)v);
+    return strcmp(again, s) == 0 ? ZKL__PREFIX_LEN + ZKL__TAG_LEN + n : 0;
 }
 
 int zkl__name_cmp(const char *a, const char *b)

@@ -39,6 +39,8 @@ struct pair {
     int hello_seen;            /* the connect request has passed */
     int losing;                /* a request's reply will be lost */
     int holding;               /* FP_DELAY: replies not read for now */
+    int recode_xid, recode_err;/* FP_RECODE: the reply to rewrite */
+    int recoding;
 };
 
 struct fp {
@@ -47,9 +49,13 @@ struct fp {
     uint16_t target;
     char hosts[32];
     struct pair *pairs;
-    int stalled, refusing, accepted, latency_ms;
+    int stalled, refusing, accepted;
+    int latency_up_ms, latency_down_ms;
+    void (*on_reset)(void *);  /* after the proxy reset connections */
+    void *on_reset_arg;
     int arm_op, arm_ms, fired;
     fp_fault_t arm_fault;      /* 0: nothing armed */
+    int arm_err;               /* FP_RECODE's code */
     struct event *lose_timer, *unstall_timer;
 };
 
@@ -68,13 +74,19 @@ static struct timeval tv_ms(long ms)
     return tv;
 }
 
-static void set_rst(struct bufferevent *b)
+/* Resets the connection now: libevent defers the close of a freed
+ * bufferevent to a later loop turn, and a test hook (fp_on_reset) must
+ * run after the peer has seen the reset. */
+static void reset_now(struct bufferevent *b)
 {
     struct linger lg = {1, 0};
     evutil_socket_t fd = bufferevent_getfd(b);
 
-    if (fd >= 0)
-        setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    if (fd < 0)
+        return;
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    bufferevent_setfd(b, -1);
+    evutil_closesocket(fd);
 }
 
 static void lane_clear(struct lane *l)
@@ -99,8 +111,8 @@ static void pair_close(struct pair *p)
             break;
         }
     }
-    set_rst(p->cli);
-    set_rst(p->srv);
+    reset_now(p->cli);
+    reset_now(p->srv);
     bufferevent_free(p->cli);
     bufferevent_free(p->srv);
     lane_clear(&p->up);
@@ -170,18 +182,25 @@ static void lat_fire(evutil_socket_t fd, short what, void *arg)
 static void lane_send(struct pair *p, struct lane *l, struct evbuffer *buf)
 {
     struct chunk *k;
+    int lat = l == &p->up ? p->fp->latency_up_ms : p->fp->latency_down_ms;
 
-    if (p->fp->latency_ms == 0 && l->head == NULL) {
+    if (lat == 0 && l->head == NULL) {
         bufferevent_write_buffer(l->to, buf);
         return;
     }
     k = calloc(1, sizeof *k);
     k->buf = evbuffer_new();
-    k->due_ms = now_ms() + (uint64_t)p->fp->latency_ms;
+    k->due_ms = now_ms() + (uint64_t)lat;
     evbuffer_add_buffer(k->buf, buf);
     *l->tail = k;
     l->tail = &k->next;
     arm_lat_timer(p);
+}
+
+static void reset_done(fp_t *fp)
+{
+    if (fp->on_reset != NULL)
+        fp->on_reset(fp->on_reset_arg);
 }
 
 static void lose_fire(evutil_socket_t fd, short what, void *arg)
@@ -196,6 +215,7 @@ static void lose_fire(evutil_socket_t fd, short what, void *arg)
         if (p->losing)
             pair_close(p);
     }
+    reset_done(fp);
 }
 
 static void hold_fire(evutil_socket_t fd, short what, void *arg)
@@ -235,8 +255,19 @@ static int fire(struct pair *p, struct evbuffer *frame)
 
     fp->arm_fault = 0;
     fp->fired++;
+    if (f == FP_RECODE) {
+        unsigned char hdr[8];
+
+        evbuffer_copyout(frame, hdr, sizeof hdr);
+        p->recode_xid = be32(hdr + 4);
+        p->recode_err = fp->arm_err;
+        p->recoding = 1;
+        lane_send(p, &p->up, frame);
+        return 1;
+    }
     if (f == FP_CUT) {
         pair_close(p);
+        reset_done(fp);
         return 0;
     }
     lane_send(p, &p->up, frame);
@@ -290,6 +321,43 @@ static void from_client(struct pair *p)
     evbuffer_free(frame);
 }
 
+/* Server bytes go on whole frames at a time (a 4-byte length, then for
+ * a reply an xid, a zxid and an error code), so that FP_RECODE can find
+ * the reply it rewrites. */
+static void from_server(struct pair *p)
+{
+    struct evbuffer *in = bufferevent_get_input(p->srv);
+    struct evbuffer *frame = evbuffer_new();
+
+    for (;;) {
+        size_t len = evbuffer_get_length(in), n;
+        unsigned char hdr[20];
+
+        if (len < 4)
+            break;
+        evbuffer_copyout(in, hdr, len < sizeof hdr ? len : sizeof hdr);
+        n = (size_t)(uint32_t)be32(hdr);
+        if (len < 4 + n)
+            break;
+        evbuffer_remove_buffer(in, frame, 4 + n);
+        if (p->recoding && n >= 16 && be32(hdr + 4) == p->recode_xid) {
+            /* The same reply, as the server would send an error: the
+             * header alone, with the code replaced. */
+            uint32_t v[2];
+
+            p->recoding = 0;
+            evbuffer_drain(frame, evbuffer_get_length(frame));
+            v[0] = htonl(16);
+            evbuffer_add(frame, v, 4);
+            evbuffer_add(frame, hdr + 4, 12); /* xid, zxid */
+            v[1] = htonl((uint32_t)p->recode_err);
+            evbuffer_add(frame, &v[1], 4);
+        }
+        lane_send(p, &p->down, frame);
+    }
+    evbuffer_free(frame);
+}
+
 static void on_read(struct bufferevent *from, void *arg)
 {
     struct pair *p = arg;
@@ -297,7 +365,7 @@ static void on_read(struct bufferevent *from, void *arg)
     if (from == p->cli)
         from_client(p);
     else
-        lane_send(p, &p->down, bufferevent_get_input(from));
+        from_server(p);
 }
 
 static void on_event(struct bufferevent *b, short what, void *arg)
@@ -425,6 +493,13 @@ void fp_cut(fp_t *fp)
 {
     while (fp->pairs != NULL)
         pair_close(fp->pairs);
+    reset_done(fp);
+}
+
+void fp_on_reset(fp_t *fp, void (*fn)(void *), void *arg)
+{
+    fp->on_reset = fn;
+    fp->on_reset_arg = arg;
 }
 
 void fp_refuse(fp_t *fp, int on)
@@ -434,7 +509,12 @@ void fp_refuse(fp_t *fp, int on)
 
 void fp_latency(fp_t *fp, int ms)
 {
-    fp->latency_ms = ms > 0 ? ms : 0;
+    fp->latency_up_ms = fp->latency_down_ms = ms > 0 ? ms : 0;
+}
+
+void fp_latency_down(fp_t *fp, int ms)
+{
+    fp->latency_down_ms = ms > 0 ? ms : 0;
 }
 
 void fp_arm(fp_t *fp, int op, fp_fault_t fault, int ms)
@@ -442,6 +522,12 @@ void fp_arm(fp_t *fp, int op, fp_fault_t fault, int ms)
     fp->arm_op = op;
     fp->arm_fault = fault;
     fp->arm_ms = ms > 0 ? ms : 1;
+}
+
+void fp_arm_recode(fp_t *fp, int op, int err)
+{
+    fp_arm(fp, op, FP_RECODE, 1);
+    fp->arm_err = err;
 }
 
 void fp_lose_next_reply(fp_t *fp, int delay_ms)

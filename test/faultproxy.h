@@ -19,6 +19,7 @@ enum fp_op {
     FP_OP_ANY = 0, /* any request but pings, auth and set-watches */
     FP_OP_CREATE = 1,
     FP_OP_DELETE = 2,
+    FP_OP_EXISTS = 3,  /* zklock's keepalive */
     FP_OP_GETDATA = 4, /* zklock's watches are get-data watches */
     FP_OP_PING = 11,
     FP_OP_LIST = 12, /* getChildren2 */
@@ -38,7 +39,12 @@ typedef enum fp_fault {
     FP_DELAY = 3,
     /* Deliver the request, then stall all traffic (fp_stall_for) for
      * ms. Past the session timeout the server expires the session. */
-    FP_STALL = 4
+    FP_STALL = 4,
+    /* Deliver the request and let the server act on it; its reply
+     * reaches the client as an error reply with another code (see
+     * fp_arm_recode): what a server sends when it applied a request it
+     * then answers with, say, ZSESSIONMOVED. */
+    FP_RECODE = 5
 } fp_fault_t;
 
 /* Listens on 127.0.0.1 (free port) and forwards to 127.0.0.1:target.
@@ -60,9 +66,21 @@ void fp_cut(fp_t *fp);
 void fp_refuse(fp_t *fp, int on);
 /* Every byte, either way, arrives ms late (0: no added latency). */
 void fp_latency(fp_t *fp, int ms);
+/* Only server-to-client bytes arrive ms late: a slow return path, so
+ * the client reads every reply long after the server got the request. */
+void fp_latency_down(fp_t *fp, int ms);
+/* fn(arg) runs right after the proxy resets connections (fp_cut, an
+ * FP_CUT or FP_LOSE going off), from inside the proxy's own callback:
+ * before the client's loop can see the reset, so a test can make the
+ * client send into the reset socket (which the ZooKeeper client closes
+ * without a session event). NULL: nothing. */
+void fp_on_reset(fp_t *fp, void (*fn)(void *), void *arg);
 /* Arms one fault for the next request of type op (FP_OP_*) on any
  * connection; ms as fp_fault_t says. Replaces a fault still armed. */
 void fp_arm(fp_t *fp, int op, fp_fault_t fault, int ms);
+/* Arms FP_RECODE for the next request of type op: its reply becomes an
+ * error reply with code err (a ZooKeeper result code). */
+void fp_arm_recode(fp_t *fp, int op, int err);
 /* fp_arm(fp, FP_OP_ANY, FP_LOSE, delay_ms). */
 void fp_lose_next_reply(fp_t *fp, int delay_ms);
 /* Armed faults that went off so far. */

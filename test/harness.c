@@ -241,11 +241,22 @@ zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn)
 {
     static t_conn_t spare[64];
     static int nspare;
-    zkl_options_t *o;
     zkl_client_t *c;
 
     if (conn == NULL)
         conn = &spare[nspare++ % 64];
+    c = t_client_start(hosts, session_ms, conn);
+    if (!t_run_until(&conn->connected, 10000))
+        FAILF("client for %s did not connect within 10 s", hosts);
+    return c;
+}
+
+zkl_client_t *t_client_start(const char *hosts, int session_ms,
+                             t_conn_t *conn)
+{
+    zkl_options_t *o;
+    zkl_client_t *c;
+
     memset(conn, 0, sizeof *conn);
     ASSERT_RC(zkl_options_new(&o), ZKL_OK);
     ASSERT_RC(zkl_options_set_servers(o, hosts), ZKL_OK);
@@ -254,8 +265,6 @@ zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn)
     ASSERT_RC(zkl_client_new(&c, o), ZKL_OK);
     zkl_options_free(o);
     ASSERT_RC(zkl_libevent_attach(c, t_base), ZKL_OK);
-    if (!t_run_until(&conn->connected, 10000))
-        FAILF("client for %s did not connect within 10 s", hosts);
     return c;
 }
 

@@ -106,6 +106,9 @@ typedef struct t_conn {
 int t_has_event(const t_conn_t *conn, int ev);
 /* A connected client on t_base (fails the test if it cannot connect). */
 zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn);
+/* The same, without waiting: conn->connected says when. */
+zkl_client_t *t_client_start(const char *hosts, int session_ms,
+                             t_conn_t *conn);
 
 /* Records every callback of one lock handle. */
 typedef struct t_lock {

@@ -6,7 +6,8 @@
  *   cut     the request never reaches the server, the connection resets
  *           (quiet states: the connection resets);
  *   lose    the server does the request, its reply is lost, the
- *           connection resets (quiet states: a ping's reply is lost);
+ *           connection resets (quiet states: the reply to the client's
+ *           keepalive, the one request a quiet client sends, is lost);
  *   delay   the reply comes late, inside the session timeout (quiet
  *           states: every byte is 300 ms late for 1.5 s);
  *   expire  the request reaches the server, then nothing moves for longer
@@ -46,7 +47,7 @@ static int op_of(enum state s)
     case S_RELEASE:
         return FP_OP_DELETE;
     default:
-        return FP_OP_PING;
+        return FP_OP_ANY; /* the keepalive */
     }
 }
 

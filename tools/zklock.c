@@ -71,7 +71,7 @@ static const char *default_hosts(const char *opt)
         return opt;
     if (env != NULL && env[0] != '\0')
         return env;
-    return "127.0.0.1:2181";
+    return ZKL_DEFAULT_SERVERS;
 }
 
 static int path_ok(const char *path)
@@ -271,7 +271,7 @@ static int cmd_run(int argc, char **argv)
     struct run r;
     const char *hosts = NULL;
     long timeout_ms = -1;
-    int session_ms = 10000, opt, rc, have_t = 0, have_n = 0;
+    int session_ms = ZKL_DEFAULT_SESSION_TIMEOUT, opt, rc, have_t = 0, have_n = 0;
 
     memset(&r, 0, sizeof r);
     r.wait_s = -1;
@@ -424,7 +424,7 @@ static int cmd_ls(int argc, char **argv)
     if (!path_ok(path))
         return EXIT_USAGE;
     l.base = event_base_new();
-    if ((c = make_client(l.base, default_hosts(hosts), 10000)) == NULL)
+    if ((c = make_client(l.base, default_hosts(hosts), ZKL_DEFAULT_SESSION_TIMEOUT)) == NULL)
         return 1;
     if ((rc = zkl_contenders(c, path, ls_cb, &l)) != ZKL_OK) {
         fprintf(stderr, "%s: %s: %s\n", prog, path, zkl_strerror(rc));
