@@ -361,6 +361,7 @@ static void send_create(zkl__att_t *a, int with_parents)
     }
     /* A new node, so no view of the queue covers it yet. */
     zkl__queue_leave(a->c, a);
+    a->flags &= (uint16_t)~ZKL__F_AT_HEAD;
     att_name(a)[ZKL__PREFIX_LEN + ZKL__TAG_LEN] = '\0';
     if (!sent(a, zoo_acreate2(zh, a->path, NULL, -1, &a->c->acl,
                               ZOO_EPHEMERAL_SEQUENTIAL, create_done, a)))
@@ -371,15 +372,37 @@ static void send_create(zkl__att_t *a, int with_parents)
     send_list(a);
 }
 
-static void send_delete(zkl__att_t *a)
-{
-    sent(a, zoo_adelete(a->c->zh, a->path, -1, delete_done, a));
-}
-
 static void send_confirm(zkl__att_t *a)
 {
-    sent(a, zoo_awget(a->c->zh, a->path, zkl__watcher, a->c, own_watch_done,
-                      a));
+    if (sent(a, zoo_awget(a->c->zh, a->path, zkl__watcher, a->c,
+                          own_watch_done, a)))
+        a->flags |= ZKL__F_CONFIRMING;
+}
+
+static int waits_on(const zkl__att_t *w, const char *path);
+
+/* A local waiter queued right behind path, idle until it is woken. */
+static int next_in_line(const zkl__att_t *w, const void *path)
+{
+    return w->goal == ZKL__GOAL_ACQUIRE && w->node == ZKL__NODE_KNOWN &&
+           w->inflight == 0 && w->next_op == ZKL__NEXT_NOTHING &&
+           !(w->flags & ZKL__F_READY) && waits_on(w, path);
+}
+
+static void send_delete(zkl__att_t *a)
+{
+    zkl__att_t *w;
+
+    if (!sent(a, zoo_adelete(a->c->zh, a->path, -1, delete_done, a)))
+        return;
+    /* Releasing a hold: the local waiter right behind it must read its
+     * own node before it may hold (see hand_on). Sent now, behind the
+     * delete, its answer comes right after the delete's, so the handoff
+     * still takes one round trip. */
+    if ((a->flags & ZKL__F_WAS_HELD) &&
+        (w = zkl__wtab_find(a->c, zkl__hash(a->path), next_in_line,
+                            a->path)) != NULL)
+        send_confirm(w);
 }
 
 /* Sends the watch on the predecessor, while its name is still at hand. */
@@ -415,6 +438,7 @@ static void descend(zkl__att_t *a)
     if (r < 0 || a->node != ZKL__NODE_KNOWN) {
         send_list(a);
     } else if (r == 0) {
+        a->flags |= ZKL__F_AT_HEAD;
         send_confirm(a);
     } else {
         a->pred_seq = seq;
@@ -564,6 +588,7 @@ static void grant(zkl__att_t *a)
     /* Nothing below our node is alive now, and we need no view. */
     zkl__queue_trim(a->c, a, zkl__seq_of(att_name(a)));
     zkl__queue_leave(a->c, a);
+    a->flags &= (uint16_t)~ZKL__F_AT_HEAD;
     a->goal = ZKL__GOAL_HOLD;
     a->flags |= ZKL__F_WATCH_OWN;
     a->pred_seq = UINT32_MAX;
@@ -627,6 +652,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
          * the lock is still held then: a holder that releases at once
          * costs no request and no notification. An adopted node needs
          * its czxid first, so it confirms before the grant. */
+        a->flags |= ZKL__F_AT_HEAD;
         if (a->czxid != 0)
             grant(a);
         else
@@ -746,6 +772,7 @@ static void own_watch_done(int rc, const char *value, int len,
 
     (void)value;
     (void)len;
+    a->flags &= (uint16_t)~ZKL__F_CONFIRMING;
     if (c->closing)
         return;
     if (a->goal == ZKL__GOAL_DELETE) {
@@ -757,8 +784,10 @@ static void own_watch_done(int rc, const char *value, int len,
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
         if (a->goal == ZKL__GOAL_ACQUIRE) {
-            /* At the head of the queue, and our node is there: hold. */
             a->czxid = st->czxid;
+            if (!(a->flags & ZKL__F_AT_HEAD))
+                break; /* read ahead of a handoff that did not come */
+            /* At the head of the queue, and our node is there: hold. */
             grant(a);
             a->flags &= (uint16_t)~ZKL__F_WATCH_OWN; /* watched already */
             return;
@@ -775,10 +804,13 @@ static void own_watch_done(int rc, const char *value, int len,
          * holder has lost the lock. */
         a->node = ZKL__NODE_NONE;
         a->czxid = 0;
-        if (a->goal == ZKL__GOAL_ACQUIRE)
+        if (a->goal == ZKL__GOAL_ACQUIRE) {
+            zkl__wtab_remove(c, a); /* it waits on nothing now */
+            a->pred_seq = UINT32_MAX;
             next = ZKL__NEXT_CREATE;
-        else
+        } else {
             att_fail(a, ZKL_ENODEGONE);
+        }
         break;
     case ZKL__RC_EXISTS:
     case ZKL__RC_CONNLOSS:
@@ -872,10 +904,15 @@ static void hand_on(zkl_client_t *c, const char *path, int lowest)
         a->wnext = NULL;
         if (a->goal == ZKL__GOAL_ACQUIRE) {
             if (lowest && !handed && a->node == ZKL__NODE_KNOWN &&
-                a->inflight == 0 && waits_on(a, path)) {
+                (a->inflight == 0 || (a->flags & ZKL__F_CONFIRMING)) &&
+                waits_on(a, path)) {
+                /* Its own-node read, if sent with the release, answers
+                 * next and grants. */
                 handed = 1;
                 a->pred_seq = UINT32_MAX;
-                att_schedule(a, ZKL__NEXT_CONFIRM);
+                a->flags |= ZKL__F_AT_HEAD;
+                if (!(a->flags & ZKL__F_CONFIRMING))
+                    att_schedule(a, ZKL__NEXT_CONFIRM);
             } else if (a->lk->recipe->chain && waits_on(a, path)) {
                 att_schedule(a, ZKL__NEXT_DESCEND);
             } else {
@@ -957,7 +994,8 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
     zkl__queue_clear(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
-        a->flags &= (uint16_t)~(ZKL__F_QUEUED | ZKL__F_SUSPENDED);
+        a->flags &= (uint16_t)~(ZKL__F_QUEUED | ZKL__F_SUSPENDED |
+                                ZKL__F_AT_HEAD);
         zkl__wtab_remove(c, a);
         a->node = ZKL__NODE_NONE;
         a->czxid = 0;

@@ -162,6 +162,9 @@ enum zkl__next {
 #define ZKL__F_WAS_HELD 0x40   /* deleting a node that held the lock */
 #define ZKL__F_QUEUED 0x80     /* its lock path's queue view covers it */
 #define ZKL__F_GHOST 0x100     /* deletes a duplicate node (no handle) */
+#define ZKL__F_AT_HEAD 0x200   /* first in the queue: holds once its own
+                                  node is confirmed */
+#define ZKL__F_CONFIRMING 0x400 /* its own-node read is in flight */
 
 /* One attempt: one lock node's life, from create to gone. Owned by the
  * client (on c->atts) from acquire until its node is known gone and no
@@ -380,6 +383,10 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
 int zkl__wtab_add(zkl_client_t *c, zkl__att_t *a, uint64_t h);
 void zkl__wtab_remove(zkl_client_t *c, zkl__att_t *a);
 zkl__att_t *zkl__wtab_take(zkl_client_t *c, uint64_t h);
+/* The first attempt filed under h for which match(a, arg), or NULL. */
+zkl__att_t *zkl__wtab_find(zkl_client_t *c, uint64_t h,
+                           int (*match)(const zkl__att_t *, const void *),
+                           const void *arg);
 
 /* ---- queue.c: views of long queues, owned by the client ---- */
 /* Covers a (waiting; me its node, in listing sv) when the queue is long

@@ -257,7 +257,7 @@ void zkl__queue_leave(zkl_client_t *c, zkl__att_t *a)
 
     if (!(a->flags & ZKL__F_QUEUED))
         return;
-    a->flags &= (uint8_t)~ZKL__F_QUEUED;
+    a->flags &= (uint16_t)~ZKL__F_QUEUED;
     if ((q = find(c, a)) != NULL && --q->refs == 0)
         destroy(c, q);
 }

@@ -62,8 +62,22 @@ void zkl__wtab_remove(zkl_client_t *c, zkl__att_t *a)
         }
     }
     a->wnext = NULL;
-    a->flags &= (uint8_t)~ZKL__F_IN_TABLE;
+    a->flags &= (uint16_t)~ZKL__F_IN_TABLE;
     c->wtab_count--;
+}
+
+zkl__att_t *zkl__wtab_find(zkl_client_t *c, uint64_t h,
+                           int (*match)(const zkl__att_t *, const void *),
+                           const void *arg)
+{
+    zkl__att_t *a;
+
+    if (c->wtab_size == 0)
+        return NULL;
+    for (a = c->wtab[h & (c->wtab_size - 1)]; a != NULL; a = a->wnext)
+        if (a->whash == h && match(a, arg))
+            return a;
+    return NULL;
 }
 
 /* Unlinks and returns every attempt filed under h, chained by wnext. */
@@ -79,7 +93,7 @@ zkl__att_t *zkl__wtab_take(zkl_client_t *c, uint64_t h)
 
         if (a->whash == h) {
             *pp = a->wnext;
-            a->flags &= (uint8_t)~ZKL__F_IN_TABLE;
+            a->flags &= (uint16_t)~ZKL__F_IN_TABLE;
             c->wtab_count--;
             a->wnext = out;
             out = a;

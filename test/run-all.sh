@@ -29,9 +29,11 @@ for b in plain asan; do
     # Under ASan the safety checker runs half as long, and its own tests
     # (lagging, sabotage) not at all: it is there for memory errors under
     # faults; the plain pass is the one that counts.
-    soak_min=1 selftest=1
-    [ $b = asan ] && soak_min=0.5 selftest=0
-    ZKL_SOAK_MINUTES=${ZKL_SOAK_MINUTES:-$soak_min} \
+    soak_min=1 selftest=1 san=
+    # The ZooKeeper C client's own leak is suppressed (test/lsan.supp).
+    [ $b = asan ] && soak_min=0.5 selftest=0 \
+        san="ASAN_OPTIONS=malloc_context_size=3 LSAN_OPTIONS=suppressions=$top/test/lsan.supp"
+    env $san ZKL_SOAK_MINUTES=${ZKL_SOAK_MINUTES:-$soak_min} \
         ZKL_SOAK_SELFTEST=$selftest ZKL_TEST_PREFIX="$b/" \
         top_srcdir="$top" top_builddir="$top/build/$b" \
         bash test/suite.sh 2>&1 | tee "$out"
@@ -44,7 +46,7 @@ echo "== C tests under valgrind memcheck, plain build"
 out=$(mktemp)
 ZKL_TEST_PREFIX="valgrind/" ZKL_TEST_NO_SHELL=1 top_srcdir="$top" \
     top_builddir="$top/build/plain" \
-    ZKL_TEST_WRAPPER="$top/build/plain/libtool --mode=execute valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect" \
+    ZKL_TEST_WRAPPER="$top/build/plain/libtool --mode=execute valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=$top/test/zookeeper-client.supp" \
     bash test/suite.sh 2>&1 | tee "$out"
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
 [ -n "$line" ] && add "$line" || failed=$((failed + 1))
