@@ -5,6 +5,8 @@
  * callback inside an API call, and the review's smaller cases (an own
  * node deleted by someone else, a deep path, refused sends, duplicate
  * nodes, sequences past 2^31). */
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zookeeper/zookeeper.h>
@@ -757,4 +759,81 @@ TEST(wrapped_sequence_names)
     ASSERT_EQ(t_zk_delete(p), ZOK);
     zkl_lock_free(a.lk);
     zkl_client_free(c);
+}
+
+/* ---------------- the CLI inherits it ---------------- */
+
+static uint64_t wall_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* `zklock run` holds a lock behind a slow return path (every server byte
+ * 1 s late), then is cut off; a session of this process waits on the
+ * lock. The command must have had its SIGTERM (it writes the time) before
+ * that session is granted, and the CLI must exit 3. */
+TEST(cli_stops_command_before_another_holds)
+{
+    const char *bld = getenv("top_builddir");
+    fp_t *fp = fp_new(t_base, t_port());
+    zkl_client_t *w = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL);
+    char cli[1024], mark[64], script[256];
+    uint64_t granted_ns, termed_ns = 0;
+    t_lock_t wl;
+    FILE *f;
+    pid_t pid;
+    int st;
+
+    ASSERT(bld != NULL);
+    snprintf(cli, sizeof cli, "%s/zklock", bld);
+    snprintf(mark, sizeof mark, "/tmp/zkl-cli-term-%d", (int)getpid());
+    unlink(mark);
+    snprintf(script, sizeof script,
+             "trap 'date +%%s%%N > %s; exit 0' TERM; "
+             "while :; do sleep 0.05; done", mark);
+    fp_latency_down(fp, 1000);
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        execl(cli, cli, "run", "-s", fp_hosts(fp), "--session-timeout",
+              "4000", p, "--", "sh", "-c", script, (char *)NULL);
+        _exit(127);
+    }
+    ASSERT(pid > 0);
+    /* The CLI holds once its node is the only one; its keepalives then
+     * run on the slow path for a while. */
+    ASSERT(WAIT_FOR(t_zk_count(p) == 1, 15000));
+    t_run_for(2500);
+    t_lock_init(&wl, w, p);
+    ASSERT_RC(zkl_lock_acquire(wl.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(zkl_lock_state(wl.lk) == ZKL_STATE_QUEUED, 5000));
+    fp_stall(fp, 1);
+    ASSERT(t_run_until(&wl.acquired, 20000));
+    granted_ns = wall_ns();
+    {
+        pid_t got = 0;
+
+        /* (WAIT_FOR evaluates its condition once more at the end.) */
+        ASSERT(WAIT_FOR(got == pid || (got = waitpid(pid, &st, WNOHANG)) == pid,
+                        15000));
+    }
+    ASSERT(WIFEXITED(st));
+    ASSERT_EQ(WEXITSTATUS(st), 3);
+    f = fopen(mark, "r");
+    ASSERT(f != NULL);
+    ASSERT(fscanf(f, "%llu", (unsigned long long *)&termed_ns) == 1);
+    fclose(f);
+    unlink(mark);
+    printf("the command had SIGTERM %.0f ms before another session held\n",
+           ((double)granted_ns - (double)termed_ns) / 1e6);
+    ASSERT(termed_ns < granted_ns);
+    ASSERT_RC(zkl_lock_release(wl.lk), ZKL_OK);
+    ASSERT(t_run_until(&wl.released, 5000));
+    ASSERT_EQ(t_zk_count(p), 0);
+    zkl_lock_free(wl.lk);
+    zkl_client_free(w);
+    fp_free(fp);
 }
