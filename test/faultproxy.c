@@ -290,27 +290,38 @@ static int fire(struct pair *p, struct evbuffer *frame)
     return 1;
 }
 
+/* Moves the next whole frame (a 4-byte length, then that many bytes) of
+ * in into frame, its first 20 bytes (or fewer) copied into hdr; its
+ * length after the prefix in *n. 0 while no whole frame is there. */
+static int next_frame(struct evbuffer *in, struct evbuffer *frame,
+                      unsigned char hdr[20], size_t *n)
+{
+    size_t len = evbuffer_get_length(in);
+
+    if (len < 4)
+        return 0;
+    memset(hdr, 0, 20);
+    evbuffer_copyout(in, hdr, len < 20 ? len : 20);
+    *n = (size_t)(uint32_t)be32(hdr);
+    if (len < 4 + *n)
+        return 0;
+    evbuffer_remove_buffer(in, frame, 4 + *n);
+    return 1;
+}
+
 static void from_client(struct pair *p)
 {
     struct evbuffer *in = bufferevent_get_input(p->cli);
     struct evbuffer *frame = evbuffer_new();
+    unsigned char hdr[20];
+    size_t n;
 
-    for (;;) {
-        size_t len = evbuffer_get_length(in);
-        unsigned char hdr[12];
+    while (next_frame(in, frame, hdr, &n)) {
         int op = -1;
-        size_t n;
 
-        if (len < 4)
-            break;
-        evbuffer_copyout(in, hdr, len < sizeof hdr ? len : sizeof hdr);
-        n = (size_t)(uint32_t)be32(hdr);
-        if (len < 4 + n)
-            break;
         if (p->hello_seen && n >= 8)
             op = be32(hdr + 8);
         p->hello_seen = 1;
-        evbuffer_remove_buffer(in, frame, 4 + n);
         if (aimed_at(p->fp, op)) {
             if (!fire(p, frame))
                 break;
@@ -328,18 +339,10 @@ static void from_server(struct pair *p)
 {
     struct evbuffer *in = bufferevent_get_input(p->srv);
     struct evbuffer *frame = evbuffer_new();
+    unsigned char hdr[20];
+    size_t n;
 
-    for (;;) {
-        size_t len = evbuffer_get_length(in), n;
-        unsigned char hdr[20];
-
-        if (len < 4)
-            break;
-        evbuffer_copyout(in, hdr, len < sizeof hdr ? len : sizeof hdr);
-        n = (size_t)(uint32_t)be32(hdr);
-        if (len < 4 + n)
-            break;
-        evbuffer_remove_buffer(in, frame, 4 + n);
+    while (next_frame(in, frame, hdr, &n)) {
         if (p->recoding && n >= 16 && be32(hdr + 4) == p->recode_xid) {
             /* The same reply, as the server would send an error: the
              * header alone, with the code replaced. */

@@ -330,6 +330,20 @@ void t_hold_and_queue(t_lock_t *hold, zkl_client_t *hc, t_lock_t *wait,
     ASSERT_EQ(t_zk_wait_count(path, 2, 5000), 2);
 }
 
+void t_listing_cb(zkl_client_t *c, int status, const char *const *names,
+                  size_t n, void *arg)
+{
+    t_listing_t *l = arg;
+    size_t i;
+
+    (void)c;
+    l->status = status;
+    l->n = n;
+    for (i = 0; i < n && i < 8; i++)
+        snprintf(l->names[i], sizeof l->names[i], "%s", names[i]);
+    l->done = 1;
+}
+
 /* ---------------- observer ---------------- */
 
 struct obs {

@@ -132,6 +132,15 @@ void t_lock_init(t_lock_t *t, zkl_client_t *c, const char *path);
 void t_hold_and_queue(t_lock_t *hold, zkl_client_t *hc, t_lock_t *wait,
                       zkl_client_t *wc, const char *path);
 
+/* Records one zkl_contenders() answer (the first 8 names). */
+typedef struct t_listing {
+    int done, status;
+    size_t n;
+    char names[8][64];
+} t_listing_t;
+void t_listing_cb(zkl_client_t *c, int status, const char *const *names,
+                  size_t n, void *arg);
+
 /* ---- observer (raw ZooKeeper client, blocking, own session) ---- */
 /* Number of children of path (0 if it does not exist), -1 on error. */
 int t_zk_count(const char *path);

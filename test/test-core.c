@@ -691,26 +691,6 @@ TEST(duplicate_node_deleted_through_cut)
  * Curator orders by that text, so "-..." comes before every digit; the
  * names are planted by the observer, since no test can make a real
  * parent count that far. */
-struct listed {
-    int done, status;
-    size_t n;
-    char names[8][64];
-};
-
-static void listed_cb(zkl_client_t *c, int status, const char *const *names,
-                      size_t n, void *arg)
-{
-    struct listed *l = arg;
-    size_t i;
-
-    (void)c;
-    l->done = 1;
-    l->status = status;
-    l->n = n;
-    for (i = 0; i < n && i < 8; i++)
-        snprintf(l->names[i], sizeof l->names[i], "%s", names[i]);
-}
-
 TEST(wrapped_sequence_names)
 {
     zkl_client_t *c = t_client(t_hosts(), SESSION_MS, NULL);
@@ -721,7 +701,7 @@ TEST(wrapped_sequence_names)
         "_c_00000000-0000-4000-8000-000000000003-lock-2147483647",
     };
     char full[3][512], mine[64];
-    struct listed l;
+    t_listing_t l;
     t_lock_t a;
     int i;
 
@@ -738,7 +718,7 @@ TEST(wrapped_sequence_names)
     /* Curator's order: the text after "lock-", so both negatives first
      * ("-0..." before "-2..."), then ours, then 2147483647. */
     memset(&l, 0, sizeof l);
-    ASSERT_RC(zkl_contenders(c, p, listed_cb, &l), ZKL_OK);
+    ASSERT_RC(zkl_contenders(c, p, t_listing_cb, &l), ZKL_OK);
     ASSERT(t_run_until(&l.done, 5000));
     ASSERT_RC(l.status, ZKL_OK);
     ASSERT_EQ(l.n, 4);

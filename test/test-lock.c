@@ -123,36 +123,16 @@ TEST(fencing_token_grows)
     ASSERT_EQ(t_zk_count(p), 0);
 }
 
-struct ls {
-    int done, status;
-    size_t n;
-    char names[8][64];
-};
-
-static void ls_cb(zkl_client_t *c, int status, const char *const *names,
-                  size_t n, void *arg)
-{
-    struct ls *l = arg;
-    size_t i;
-
-    (void)c;
-    l->status = status;
-    l->n = n;
-    for (i = 0; i < n && i < 8; i++)
-        snprintf(l->names[i], 64, "%s", names[i]);
-    l->done = 1;
-}
-
 TEST(contenders_order)
 {
     zkl_client_t *c = t_client(t_hosts(), 4000, NULL);
     const char *p = t_path(NULL);
     t_lock_t l[4];
-    struct ls ls = {0};
+    t_listing_t ls = {0};
     char name[64];
     int i;
 
-    ASSERT_RC(zkl_contenders(c, p, ls_cb, &ls), ZKL_OK);
+    ASSERT_RC(zkl_contenders(c, p, t_listing_cb, &ls), ZKL_OK);
     ASSERT_EQ(ls.done, 0);
     ASSERT(t_run_until(&ls.done, 5000));
     ASSERT_RC(ls.status, ZKL_OK); /* no such path: empty */
@@ -164,7 +144,7 @@ TEST(contenders_order)
     }
     ASSERT(t_run_until(&l[0].acquired, 5000));
     memset(&ls, 0, sizeof ls);
-    ASSERT_RC(zkl_contenders(c, p, ls_cb, &ls), ZKL_OK);
+    ASSERT_RC(zkl_contenders(c, p, t_listing_cb, &ls), ZKL_OK);
     ASSERT(t_run_until(&ls.done, 5000));
     ASSERT_EQ(ls.n, 4);
     for (i = 0; i < 4; i++) {
@@ -672,7 +652,7 @@ TEST(free_client_with_pending)
     zkl_client_t *c2 = t_client(t_hosts(), 4000, NULL);
     const char *p = t_path(NULL), *q = t_path("q");
     t_lock_t held, waiting, releasing, fresh, blocker;
-    struct ls ls = {0};
+    t_listing_t ls = {0};
 
     t_lock_init(&blocker, c2, q);
     ASSERT_RC(zkl_lock_acquire(blocker.lk, -1), ZKL_OK);
@@ -689,7 +669,7 @@ TEST(free_client_with_pending)
     ASSERT_EQ(t_zk_wait_count(q, 2, 5000), 2);
     ASSERT_RC(zkl_lock_release(releasing.lk), ZKL_OK);
     ASSERT_RC(zkl_lock_acquire(fresh.lk, -1), ZKL_OK);
-    ASSERT_RC(zkl_contenders(c, q, ls_cb, &ls), ZKL_OK);
+    ASSERT_RC(zkl_contenders(c, q, t_listing_cb, &ls), ZKL_OK);
     zkl_client_free(c); /* answers everything before returning */
     ASSERT_EQ(held.n, 2);
     ASSERT_EQ(held.ev[1], ZKL_LOCK_LOST);
