@@ -40,7 +40,10 @@ for t in path names api; do
         grep -E 'ERROR|check failed|SUMMARY|crash-' "$log" | head -20
     fi
     if [ "$merge" = --merge ]; then
-        "$out/fuzz-$t" -merge=1 "$top/fuzz/corpus/$t" "$new" >>"$log" 2>&1
+        # A merge runs every input again; one that crashes is written
+        # out too, so it gets the same prefix as the run's.
+        "$out/fuzz-$t" -merge=1 -artifact_prefix="$out/crash-$t-" \
+            "$top/fuzz/corpus/$t" "$new" >>"$log" 2>&1
     fi
 done
 echo "$passed passed, $failed failed"
