@@ -393,7 +393,16 @@ typedef enum zkl_lock_event {
      * session and grant the lock to another contender, as long as this
      * process's loop was running and the two clocks run at about the
      * same rate. A grant is also held back until the bound is less than
-     * T/2 old. */
+     * T/2 old. An answer of ZSESSIONEXPIRED to any request tells holds
+     * LOST at once.
+     *
+     * The limit: this is exact against a standalone server or the
+     * leader. A follower answers reads itself and passes the session's
+     * touches on to the leader with its pings; if its link to the leader
+     * stalls for most of T while it stays in the quorum (syncLimit *
+     * tickTime longer than that), the leader can expire the session
+     * while the follower still answers. No answer a client can see
+     * rules that out; every ZooKeeper lock client shares it. */
     ZKL_LOCK_LOST = 5,
     /* The release finished: status 0 (node deleted), ZKL_ESESSION (the
      * session, and the node with it, is gone), ZKL_ECLOSED, ZKL_EAUTH or

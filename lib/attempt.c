@@ -258,8 +258,8 @@ static void refused(zkl__att_t *a, int rc, const char *what)
         att_fail(a, zkl__from_zk(rc));
 }
 
-/* Come back to a DELETE-goal attempt later (its request was refused
- * by the ZooKeeper client, e.g. out of memory). */
+/* Come back to a hold or a delete later (its request was refused by
+ * the ZooKeeper client, e.g. out of memory). */
 static void retry_later(zkl__att_t *a)
 {
     zkl__heap_remove(a->c, a);
@@ -282,10 +282,10 @@ static void send_failed(zkl__att_t *a, int rc)
     }
     ZKL_LOG(ZKL_LOG_WARN, "zklock: %s: request not sent: %s", a->path,
             zerror(rc));
-    if (a->goal == ZKL__GOAL_DELETE)
-        retry_later(a);
-    else
+    if (a->goal == ZKL__GOAL_ACQUIRE)
         att_fail(a, zkl__from_zk(rc));
+    else
+        retry_later(a); /* a hold or a delete does not give up */
 }
 
 /* Accounts for a request carrying this attempt: counted in flight when
@@ -763,6 +763,15 @@ static void pred_watch_done(int rc, const char *value, int len,
     after_reply(a, next);
 }
 
+/* After a read ahead (see send_delete) that was not at the head: a
+ * waiter still filed under its predecessor waits for that watch; one that
+ * was woken meanwhile looks again (its wake-up may have been overwritten
+ * by this reply's). */
+static int read_ahead_next(const zkl__att_t *a)
+{
+    return (a->flags & ZKL__F_IN_TABLE) ? ZKL__NEXT_NOTHING : ZKL__NEXT_LIST;
+}
+
 static void own_watch_done(int rc, const char *value, int len,
                            const struct Stat *st, const void *data)
 {
@@ -785,8 +794,12 @@ static void own_watch_done(int rc, const char *value, int len,
     case ZKL__RC_OK:
         if (a->goal == ZKL__GOAL_ACQUIRE) {
             a->czxid = st->czxid;
-            if (!(a->flags & ZKL__F_AT_HEAD))
-                break; /* read ahead of a handoff that did not come */
+            if (!(a->flags & ZKL__F_AT_HEAD)) {
+                /* A read ahead of a handoff that did not come: wait on,
+                 * unless something woke it meanwhile. */
+                next = read_ahead_next(a);
+                break;
+            }
             /* At the head of the queue, and our node is there: hold. */
             grant(a);
             a->flags &= (uint16_t)~ZKL__F_WATCH_OWN; /* watched already */
@@ -814,12 +827,20 @@ static void own_watch_done(int rc, const char *value, int len,
         break;
     case ZKL__RC_EXISTS:
     case ZKL__RC_CONNLOSS:
-        next = ZKL__NEXT_CONFIRM;
+        next = a->goal == ZKL__GOAL_ACQUIRE && !(a->flags & ZKL__F_AT_HEAD)
+                   ? read_ahead_next(a)
+                   : ZKL__NEXT_CONFIRM;
         break;
     case ZKL__RC_GONE:
         break;
     case ZKL__RC_REFUSED:
         refused(a, rc, "watch");
+        /* A node we may not read exists: a suspended hold is back. */
+        if (a->goal == ZKL__GOAL_HOLD && (a->flags & ZKL__F_SUSPENDED)) {
+            a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
+            zkl__queue_event(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
+                             ZKL_OK);
+        }
         break;
     }
     after_reply(a, next);
@@ -1030,6 +1051,8 @@ void zkl__on_deadlines(zkl_client_t *c, uint64_t now)
         zkl__heap_remove(c, a);
         if (a->goal == ZKL__GOAL_DELETE)
             att_schedule(a, ZKL__NEXT_NOTHING); /* retry a refused send */
+        else if (a->goal == ZKL__GOAL_HOLD)
+            att_schedule(a, ZKL__NEXT_CONFIRM);
         else if (a->goal == ZKL__GOAL_ACQUIRE && a->lk != NULL)
             zkl__att_let_go(a, ZKL_LOCK_FAILED,
                             (a->flags & ZKL__F_TRYLOCK) ? ZKL_ECONNLOSS

@@ -172,15 +172,24 @@ static uint64_t lost_after(const zkl_client_t *c)
 void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
 {
     if (rc == ZSESSIONMOVED && c->connected && !c->dropping &&
-        c->io_fd >= 0) {
+        c->io_fd >= 0 && zoo_state(c->zh) == ZOO_CONNECTED_STATE) {
         /* Every request on this connection would get the same answer.
-         * Shutting the socket down (not closing it: it is the ZooKeeper
-         * client's) makes its next read see the end of the stream and
-         * take the ordinary connection-loss path. */
+         * (A 3.8 server closes the connection itself instead of sending
+         * this code; others answer with it.) Shutting the socket down,
+         * not closing it (it is the ZooKeeper client's), makes the
+         * client see the end of the stream and reconnect. io_fd is its
+         * socket while it is still CONNECTED: a reconnect, or a silent
+         * close, would have changed the state first. */
         ZKL_LOG(ZKL_LOG_WARN, "zklock: session moved to another server: "
                 "reconnecting");
         c->dropping = 1;
         shutdown(c->io_fd, SHUT_RDWR);
+    }
+    if (rc == ZSESSIONEXPIRED && !c->presumed_lost) {
+        /* The session is gone: holds hear it now, not at the session
+         * event (their nodes may already be someone else's turn). */
+        c->presumed_lost = 1;
+        zkl__on_presumed_expiry(c);
     }
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_CONNLOSS:
@@ -220,7 +229,9 @@ static void keepalive_done(int rc, const struct Stat *st, const void *data)
  * answers are not visible here. */
 static uint64_t keepalive_at(const zkl_client_t *c)
 {
-    return c->touched_at + (uint64_t)zkl_client_session_timeout(c) / 4;
+    uint64_t at = c->touched_at + (uint64_t)zkl_client_session_timeout(c) / 4;
+
+    return at > c->ka_retry_at ? at : c->ka_retry_at;
 }
 
 static void keepalive(zkl_client_t *c, uint64_t now)
@@ -231,6 +242,8 @@ static void keepalive(zkl_client_t *c, uint64_t now)
     if (zoo_aexists(c->zh, "/", 0, keepalive_done, c) == ZOK) {
         c->ka_sent_at = now;
         c->stats.requests++;
+    } else {
+        c->ka_retry_at = now + 100; /* not queued: not at once again */
     }
 }
 

@@ -320,6 +320,7 @@ struct zkl_client {
      * of the timeout; a keepalive keeps the bound fresh. */
     uint64_t touched_at;      /* monotonic ms */
     uint64_t ka_sent_at;      /* the keepalive in flight, or 0 */
+    uint64_t ka_retry_at;     /* a refused keepalive waits till then */
     int presumed_lost;        /* holds told LOST for this touched_at */
     int dropping;             /* this connection is being dropped */
 

@@ -275,6 +275,34 @@ TEST(session_moved_release)
     fault_release(MOVED);
 }
 
+/* An answer of ZSESSIONEXPIRED (here the proxy's rewrite of the
+ * keepalive's reply) tells holds LOST at once, not at the session event
+ * or the timer. */
+TEST(expired_answer_tells_lost_at_once)
+{
+    fp_t *fp = fp_new(t_base, t_port());
+    zkl_client_t *x = t_client(fp_hosts(fp), SESSION_MS, NULL);
+    const char *p = t_path(NULL);
+    uint64_t fired_at;
+    t_lock_t a;
+
+    t_lock_init(&a, x, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    fp_arm_recode(fp, FP_OP_EXISTS, ZSESSIONEXPIRED);
+    ASSERT(WAIT_FOR(fp_fired(fp) == 1, SESSION_MS));
+    fired_at = t_now_ms();
+    ASSERT(t_run_until(&a.lost, 2000));
+    ASSERT(t_now_ms() - fired_at < 500);
+    ASSERT_RC(a.last_status, ZKL_ESESSION);
+    /* The session was in fact alive: the node is deleted like any
+     * node the user let go. */
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_lock_free(a.lk);
+    zkl_client_free(x);
+    fp_free(fp);
+}
+
 /* ---------------- LOST before anyone else holds ---------------- */
 
 /* Holders behind a slow return path (every server byte 1 s late), cut
