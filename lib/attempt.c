@@ -151,7 +151,6 @@ static void ghost(zkl__att_t *owner, const char *name)
     memcpy(att_name(g), name, len + 1);
     g->goal = ZKL__GOAL_DELETE;
     g->node = ZKL__NODE_KNOWN;
-    g->flags = ZKL__F_GHOST;
     ZKL__PUSH(&c->atts, g);
     c->natts++;
     att_schedule(g, ZKL__NEXT_DELETE);
@@ -258,6 +257,13 @@ static void refused(zkl__att_t *a, int rc, const char *what)
         att_fail(a, zkl__from_zk(rc));
 }
 
+/* A hold re-reads its node; a delete's step finds its own way. */
+static void retry_now(zkl__att_t *a)
+{
+    att_schedule(a, a->goal == ZKL__GOAL_HOLD ? ZKL__NEXT_CONFIRM
+                                              : ZKL__NEXT_NOTHING);
+}
+
 /* Come back to a hold or a delete later (its request was refused by
  * the ZooKeeper client, e.g. out of memory). */
 static void retry_later(zkl__att_t *a)
@@ -265,7 +271,7 @@ static void retry_later(zkl__att_t *a)
     zkl__heap_remove(a->c, a);
     a->deadline = zkl__now_ms() + ZKL__RETRY_MS;
     if (zkl__heap_push(a->c, a) != ZKL_OK)
-        att_schedule(a, ZKL__NEXT_NOTHING);
+        retry_now(a);
 }
 
 /* The ZooKeeper client refused to queue a request: nothing was sent. */
@@ -1049,11 +1055,9 @@ void zkl__on_deadlines(zkl_client_t *c, uint64_t now)
 
     while ((a = zkl__heap_top(c)) != NULL && a->deadline <= now) {
         zkl__heap_remove(c, a);
-        if (a->goal == ZKL__GOAL_DELETE)
-            att_schedule(a, ZKL__NEXT_NOTHING); /* retry a refused send */
-        else if (a->goal == ZKL__GOAL_HOLD)
-            att_schedule(a, ZKL__NEXT_CONFIRM);
-        else if (a->goal == ZKL__GOAL_ACQUIRE && a->lk != NULL)
+        if (a->goal != ZKL__GOAL_ACQUIRE)
+            retry_now(a); /* a refused send */
+        else if (a->lk != NULL)
             zkl__att_let_go(a, ZKL_LOCK_FAILED,
                             (a->flags & ZKL__F_TRYLOCK) ? ZKL_ECONNLOSS
                                                         : ZKL_ETIMEDOUT);

@@ -169,35 +169,40 @@ static uint64_t lost_after(const zkl_client_t *c)
     return t - t / 10;
 }
 
+/* Holds must assume another contender holds the lock now: told once
+ * per touched_at (a fresher answer re-arms it). */
+static void presume_expired(zkl_client_t *c)
+{
+    if (c->presumed_lost)
+        return;
+    c->presumed_lost = 1;
+    zkl__on_presumed_expiry(c);
+}
+
 void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
 {
-    if (rc == ZSESSIONMOVED && c->connected && !c->dropping &&
-        c->io_fd >= 0 && zoo_state(c->zh) == ZOO_CONNECTED_STATE) {
+    enum zkl__rc_class k = zkl__rc_class(rc);
+
+    if (rc == ZSESSIONMOVED && c->connected && c->io_fd >= 0 &&
+        zoo_state(c->zh) == ZOO_CONNECTED_STATE) {
         /* Every request on this connection would get the same answer.
          * (A 3.8 server closes the connection itself instead of sending
          * this code; others answer with it.) Shutting the socket down,
          * not closing it (it is the ZooKeeper client's), makes the
          * client see the end of the stream and reconnect. io_fd is its
          * socket while it is still CONNECTED: a reconnect, or a silent
-         * close, would have changed the state first. */
+         * close, would have changed the state first. Shutting it down
+         * twice, for several answers in one batch, is harmless. */
         ZKL_LOG(ZKL_LOG_WARN, "zklock: session moved to another server: "
                 "reconnecting");
-        c->dropping = 1;
         shutdown(c->io_fd, SHUT_RDWR);
     }
-    if (rc == ZSESSIONEXPIRED && !c->presumed_lost) {
-        /* The session is gone: holds hear it now, not at the session
-         * event (their nodes may already be someone else's turn). */
-        c->presumed_lost = 1;
-        zkl__on_presumed_expiry(c);
-    }
-    switch (zkl__rc_class(rc)) {
-    case ZKL__RC_CONNLOSS:
-    case ZKL__RC_GONE:
+    /* The session is gone: holds hear it now, not at the session event
+     * (their nodes may already be someone else's turn). */
+    if (rc == ZSESSIONEXPIRED)
+        presume_expired(c);
+    if (k == ZKL__RC_CONNLOSS || k == ZKL__RC_GONE)
         return; /* no answer from the server: it may never have seen it */
-    default:
-        break;
-    }
     if (sent_at > c->touched_at) {
         c->touched_at = sent_at;
         c->presumed_lost = 0;
@@ -255,7 +260,6 @@ static void on_session_event(zkl_client_t *c, int state)
 
         c->connected = 1;
         c->ever_connected = 1;
-        c->dropping = 0;
         c->session_id = id != NULL ? id->client_id : 0;
         queue_conn_event(c, reconnect ? ZKL_CONN_RECONNECTED
                                       : ZKL_CONN_CONNECTED);
@@ -349,9 +353,9 @@ static void renew_session(zkl_client_t *c)
             (unsigned long long)c->session_id);
     c->zh = NULL;
     c->connected = 0;
-    c->ka_sent_at = 0;
     /* An expired handle is not connected, so this does not block; it
-     * completes whatever was outstanding with ZCLOSING. */
+     * completes whatever was outstanding (the keepalive too) with
+     * ZCLOSING. */
     if (old != NULL)
         zookeeper_close(old);
     queue_conn_event(c, ZKL_CONN_EXPIRED);
@@ -519,11 +523,8 @@ static void on_clock(zkl_client_t *c)
     uint64_t now = zkl__now_ms();
 
     zkl__on_deadlines(c, now);
-    if (!c->presumed_lost && c->natts > 0 &&
-        now >= c->touched_at + lost_after(c)) {
-        c->presumed_lost = 1;
-        zkl__on_presumed_expiry(c);
-    }
+    if (c->natts > 0 && now >= c->touched_at + lost_after(c))
+        presume_expired(c);
     keepalive(c, now);
 }
 

@@ -161,10 +161,9 @@ enum zkl__next {
 #define ZKL__F_WATCH_OWN 0x20  /* arm the own-node watch after callbacks */
 #define ZKL__F_WAS_HELD 0x40   /* deleting a node that held the lock */
 #define ZKL__F_QUEUED 0x80     /* its lock path's queue view covers it */
-#define ZKL__F_GHOST 0x100     /* deletes a duplicate node (no handle) */
-#define ZKL__F_AT_HEAD 0x200   /* first in the queue: holds once its own
+#define ZKL__F_AT_HEAD 0x100   /* first in the queue: holds once its own
                                   node is confirmed */
-#define ZKL__F_CONFIRMING 0x400 /* its own-node read is in flight */
+#define ZKL__F_CONFIRMING 0x200 /* its own-node read is in flight */
 
 /* One attempt: one lock node's life, from create to gone. Owned by the
  * client (on c->atts) from acquire until its node is known gone and no
@@ -245,9 +244,6 @@ struct zkl_lock {
     char path[];
 };
 
-/* 1 while lk's attempt is its zkl_lock_release() (goal DELETE). */
-int zkl__lock_releasing(const zkl_lock_t *lk);
-
 /* ---- contenders.c ---- */
 /* A contenders request: owned by the client from zkl_contenders() until
  * its callback has run (by the ZooKeeper client's completion while in
@@ -322,7 +318,6 @@ struct zkl_client {
     uint64_t ka_sent_at;      /* the keepalive in flight, or 0 */
     uint64_t ka_retry_at;     /* a refused keepalive waits till then */
     int presumed_lost;        /* holds told LOST for this touched_at */
-    int dropping;             /* this connection is being dropped */
 
     zkl__att_t *atts;         /* every live attempt */
     size_t natts;

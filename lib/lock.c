@@ -35,7 +35,8 @@ int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
     return ZKL_OK;
 }
 
-int zkl__lock_releasing(const zkl_lock_t *lk)
+/* 1 while lk's attempt is its zkl_lock_release() (goal DELETE). */
+static int releasing(const zkl_lock_t *lk)
 {
     return lk->att != NULL && lk->att->goal == ZKL__GOAL_DELETE;
 }
@@ -56,7 +57,7 @@ void zkl_lock_free(zkl_lock_t *lk)
     if (lk == NULL)
         return;
     if ((c = lk->c) != NULL) {
-        if (zkl__lock_releasing(lk))
+        if (releasing(lk))
             zkl__att_detach(lk->att, 0, 0); /* the delete goes on */
         else if (lk->att != NULL)
             zkl__att_let_go(lk->att, 0, 0);
