@@ -10,16 +10,38 @@ struct opts {
     double seconds;  /* --seconds */
     int restart;     /* --restart-at-half: restart the server mid-run */
     const char *zkdir; /* for --restart: the zkserver.sh directory */
+    int list;        /* raw --list: a listing pipelined behind each create */
+    long procs;      /* --procs: that many processes, one session each */
 };
 
 /* raw.c: the server's own ceiling, bare ZooKeeper client. */
 int bench_raw(const struct opts *o);
 int bench_create_latency(const struct opts *o);
 
-/* locks.c: zklock scenarios. */
+/* locks.c: zklock scenarios, on one libevent loop (bench_base). */
+struct event_base;
+extern struct event_base *bench_base;
+struct zkl_client;
+struct zkl_client *bench_client(const char *hosts, int session_ms);
+struct zkl_stats;
+void bench_sum_stats(struct zkl_client **c, long n, struct zkl_stats *out);
+char *bench_path(const char *what, long i);
+
+/* One throughput run: --seconds of K cycles in flight over nlocks locks
+ * spread over --sessions clients, after one cycle on each lock. */
+struct tp_result {
+    long cycles, requests, failures;
+    double seconds, p50_us, p99_us, cpu_s;
+};
+void bench_tp_run(const struct opts *o, long nlocks, long k,
+                  struct tp_result *r);
 int bench_serial(const struct opts *o);
 int bench_throughput(const struct opts *o);
 int bench_handoff(const struct opts *o);
 int bench_waiters(const struct opts *o);
+
+/* procs.c: the same in fleet mode (--procs N), one session a process. */
+int bench_handoff_fleet(const struct opts *o);
+int bench_throughput_fleet(const struct opts *o);
 
 #endif

@@ -12,7 +12,7 @@
 #include "zklock.h"
 #include "zklock_libevent.h"
 
-static struct event_base *base;
+struct event_base *bench_base;
 
 /* ---------------- shared plumbing ---------------- */
 
@@ -44,7 +44,7 @@ static void cycle_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     cy->on_event(cy, ev, status);
 }
 
-static zkl_client_t *client(const char *hosts, int session_ms)
+zkl_client_t *bench_client(const char *hosts, int session_ms)
 {
     zkl_options_t *o;
     zkl_client_t *c;
@@ -53,13 +53,13 @@ static zkl_client_t *client(const char *hosts, int session_ms)
     if (zkl_options_new(&o) != ZKL_OK ||
         zkl_options_set_servers(o, hosts) != ZKL_OK ||
         zkl_options_set_session_timeout(o, session_ms) != ZKL_OK ||
-        zkl_client_new(&c, o) != ZKL_OK || zkl_libevent_attach(c, base)) {
+        zkl_client_new(&c, o) != ZKL_OK || zkl_libevent_attach(c, bench_base)) {
         fprintf(stderr, "zklock-bench: cannot create a client\n");
         exit(1);
     }
     zkl_options_free(o);
     while (zkl_client_state(c) != ZKL_CONN_CONNECTED && now_us() < end)
-        event_base_loop(base, EVLOOP_ONCE);
+        event_base_loop(bench_base, EVLOOP_ONCE);
     if (zkl_client_state(c) != ZKL_CONN_CONNECTED) {
         fprintf(stderr, "zklock-bench: cannot connect to %s\n", hosts);
         exit(1);
@@ -78,18 +78,18 @@ static void tick(evutil_socket_t fd, short what, void *arg)
 static int run_until(long *counter, long target, double limit_s)
 {
     uint64_t end = now_us() + (uint64_t)(limit_s * 1e6);
-    struct event *t = evtimer_new(base, tick, NULL);
+    struct event *t = evtimer_new(bench_base, tick, NULL);
     struct timeval tv = {0, 100000};
 
     while (*counter < target && now_us() < end) {
         evtimer_add(t, &tv);
-        event_base_loop(base, EVLOOP_ONCE);
+        event_base_loop(bench_base, EVLOOP_ONCE);
     }
     event_free(t);
     return *counter >= target;
 }
 
-static char *bench_path(const char *what, long i)
+char *bench_path(const char *what, long i)
 {
     static char buf[128];
 
@@ -98,7 +98,7 @@ static char *bench_path(const char *what, long i)
     return buf;
 }
 
-static void sum_stats(zkl_client_t **c, long n, zkl_stats_t *out)
+void bench_sum_stats(zkl_client_t **c, long n, zkl_stats_t *out)
 {
     zkl_stats_t s;
     long i;
@@ -112,6 +112,15 @@ static void sum_stats(zkl_client_t **c, long n, zkl_stats_t *out)
         out->sessions += s.sessions;
         out->listings += s.listings;
     }
+}
+
+static long count_state(struct cycle *cy, long n, zkl_lock_state_t st)
+{
+    long i, k = 0;
+
+    for (i = 0; i < n; i++)
+        k += zkl_lock_state(cy[i].lk) == st;
+    return k;
 }
 
 /* ---------------- serial ---------------- */
@@ -139,8 +148,8 @@ int bench_serial(const struct opts *o)
     zkl_client_t *c;
     uint64_t t0, t1;
 
-    base = event_base_new();
-    c = client(o->hosts, 10000);
+    bench_base = event_base_new();
+    c = bench_client(o->hosts, 10000);
     s_target = o->n > 0 ? o->n : 2000;
     cy.on_event = serial_event;
     zkl_lock_new(&cy.lk, c, bench_path("serial", 0), cycle_cb, &cy);
@@ -165,7 +174,7 @@ int bench_serial(const struct opts *o)
     json_end();
     zkl_lock_free(cy.lk);
     zkl_client_free(c);
-    event_base_free(base);
+    event_base_free(bench_base);
     lat_free(&s_lat);
     return failures != 0;
 }
@@ -175,7 +184,7 @@ int bench_serial(const struct opts *o)
 static struct cycle *t_cycles;
 static long t_nlocks, t_k, t_done, t_next;
 static lat_t t_lat;
-static int t_measuring, t_stop;
+static int t_measuring, t_stop = 1;
 
 static void throughput_event(struct cycle *cy, zkl_lock_event_t ev,
                              int status)
@@ -209,78 +218,122 @@ static void stop_timer(evutil_socket_t fd, short what, void *arg)
     *(int *)arg = 1;
 }
 
-int bench_throughput(const struct opts *o)
+static void run_for(struct event *stop, int *flag, double secs)
+{
+    struct timeval tv;
+
+    *flag = 0;
+    tv.tv_sec = (long)secs;
+    tv.tv_usec = (long)((secs - (double)(long)secs) * 1e6);
+    evtimer_add(stop, &tv);
+    while (!*flag)
+        event_base_loop(bench_base, EVLOOP_ONCE);
+}
+
+void bench_tp_run(const struct opts *o, long nlocks, long k,
+                  struct tp_result *r)
 {
     double secs = o->seconds > 0 ? o->seconds : 5, c0, c1;
-    zkl_client_t *c;
+    long ns = o->sessions > 0 ? o->sessions : 1, i;
+    zkl_client_t **c;
+    zkl_stats_t s0, s1;
     struct event *stop;
-    struct timeval tv;
-    int timed_out = 0;
+    int flag = 0;
     uint64_t t0, t1;
-    long i;
 
-    base = event_base_new();
-    c = client(o->hosts, 10000);
-    t_k = o->inflight > 0 ? o->inflight : 100;
-    t_nlocks = o->n > 0 ? o->n : t_k;
-    if (t_nlocks < t_k)
-        t_nlocks = t_k;
+    bench_base = event_base_new();
+    c = calloc((size_t)ns, sizeof *c);
+    for (i = 0; i < ns; i++)
+        c[i] = bench_client(o->hosts, 10000);
+    t_k = k;
+    t_nlocks = nlocks < k ? k : nlocks;
     t_cycles = calloc((size_t)t_nlocks, sizeof *t_cycles);
     for (i = 0; i < t_nlocks; i++) {
         t_cycles[i].on_event = throughput_event;
         t_cycles[i].index = i;
-        zkl_lock_new(&t_cycles[i].lk, c, bench_path("tp", i), cycle_cb,
-                     &t_cycles[i]);
+        zkl_lock_new(&t_cycles[i].lk, c[i % ns], bench_path("tp", i),
+                     cycle_cb, &t_cycles[i]);
     }
-    note("throughput: %ld in flight over %ld locks for %.1f s (1 s warm-up)",
-         t_k, t_nlocks, secs);
+    stop = evtimer_new(bench_base, stop_timer, &flag);
+    /* Every lock path exists before the clock starts, as it would in
+     * service: a first acquire also creates the path (and its parents),
+     * which is not what a lock cycle costs. */
+    note("throughput: one cycle on each of %ld locks first", t_nlocks);
+    for (i = 0; i < t_nlocks; i++) {
+        zkl_lock_acquire(t_cycles[i].lk, -1);
+        if (i % 1000 == 999 || i == t_nlocks - 1) {
+            while (count_state(t_cycles, i + 1, ZKL_STATE_IDLE) < i + 1)
+                event_base_loop(bench_base, EVLOOP_ONCE);
+        }
+    }
+    note("throughput: %ld in flight over %ld locks, %ld sessions, for %.1f s "
+         "(1 s warm-up)",
+         t_k, t_nlocks, ns, secs);
+    t_stop = 0;
     t_next = t_k;
     for (i = 0; i < t_k; i++) {
         t_cycles[i].t_acquire = now_us();
         zkl_lock_acquire(t_cycles[i].lk, -1);
     }
-    /* Warm-up: lock paths created, caches and buffers grown. */
-    stop = evtimer_new(base, stop_timer, &timed_out);
-    tv.tv_sec = 1;
-    tv.tv_usec = 0;
-    evtimer_add(stop, &tv);
-    while (!timed_out)
-        event_base_loop(base, EVLOOP_ONCE);
-    timed_out = 0;
+    run_for(stop, &flag, 1); /* warm-up: caches and buffers grown */
     t_measuring = 1;
+    bench_sum_stats(c, ns, &s0);
     c0 = cpu_seconds();
     t0 = now_us();
-    tv.tv_sec = (long)secs;
-    tv.tv_usec = (long)((secs - (double)(long)secs) * 1e6);
-    evtimer_add(stop, &tv);
-    while (!timed_out)
-        event_base_loop(base, EVLOOP_ONCE);
+    run_for(stop, &flag, secs);
     t1 = now_us();
     c1 = cpu_seconds();
+    bench_sum_stats(c, ns, &s1);
     t_measuring = 0;
     t_stop = 1;
-    json_begin("throughput");
-    json_int("locks", t_nlocks);
-    json_int("inflight", t_k);
-    json_num("seconds", (double)(t1 - t0) / 1e6);
-    json_num("cycles_per_s", t_done / ((double)(t1 - t0) / 1e6));
-    json_num("acquire_p50_us", lat_pct(&t_lat, 50));
-    json_num("acquire_p99_us", lat_pct(&t_lat, 99));
-    json_num("cpu_s_per_1k_cycles",
-             t_done ? (c1 - c0) * 1000.0 / (double)t_done : 0);
-    json_int("failures", failures);
-    json_end();
+    r->cycles = t_done;
+    r->seconds = (double)(t1 - t0) / 1e6;
+    r->p50_us = lat_pct(&t_lat, 50);
+    r->p99_us = lat_pct(&t_lat, 99);
+    r->cpu_s = c1 - c0;
+    r->requests = (long)(s1.requests - s0.requests);
+    r->failures = failures;
     /* Let what is in flight finish, so no node outlives the run. */
     for (i = 0; i < t_nlocks; i++)
         zkl_lock_free(t_cycles[i].lk);
-    while (zkl_client_pending(c) > 0)
-        event_base_loop(base, EVLOOP_ONCE);
+    for (i = 0; i < ns; i++) {
+        while (zkl_client_pending(c[i]) > 0)
+            event_base_loop(bench_base, EVLOOP_ONCE);
+        zkl_client_free(c[i]);
+    }
     event_free(stop);
-    zkl_client_free(c);
-    event_base_free(base);
+    event_base_free(bench_base);
+    free(c);
     free(t_cycles);
     lat_free(&t_lat);
-    return failures != 0;
+}
+
+int bench_throughput(const struct opts *o)
+{
+    long k = o->inflight > 0 ? o->inflight : 100;
+    long nlocks = o->n > 0 ? o->n : k;
+    struct tp_result r;
+
+    if (o->procs > 0)
+        return bench_throughput_fleet(o);
+    memset(&r, 0, sizeof r);
+    bench_tp_run(o, nlocks, k, &r);
+    json_begin("throughput");
+    json_int("locks", nlocks < k ? k : nlocks);
+    json_int("inflight", k);
+    json_int("sessions", o->sessions > 0 ? o->sessions : 1);
+    json_int("procs", 1);
+    json_num("seconds", r.seconds);
+    json_num("cycles_per_s", r.cycles / r.seconds);
+    json_num("acquire_p50_us", r.p50_us);
+    json_num("acquire_p99_us", r.p99_us);
+    json_num("requests_per_cycle",
+             r.cycles ? (double)r.requests / (double)r.cycles : 0);
+    json_num("cpu_s_per_1k_cycles",
+             r.cycles ? r.cpu_s * 1000.0 / (double)r.cycles : 0);
+    json_int("failures", r.failures);
+    json_end();
+    return r.failures != 0;
 }
 
 /* ---------------- handoff ---------------- */
@@ -322,17 +375,19 @@ int bench_handoff(const struct opts *o)
     long i, queued = 0;
     const char *path;
 
-    base = event_base_new();
-    hc = client(o->hosts, 10000);
+    if (o->procs > 0)
+        return bench_handoff_fleet(o);
+    bench_base = event_base_new();
+    hc = bench_client(o->hosts, 10000);
     wc = calloc((size_t)ns, sizeof *wc);
     for (i = 0; i < ns; i++)
-        wc[i] = client(o->hosts, 10000);
+        wc[i] = bench_client(o->hosts, 10000);
     path = strdup(bench_path("handoff", 0));
     holder.on_event = holder_event;
     zkl_lock_new(&holder.lk, hc, path, cycle_cb, &holder);
     zkl_lock_acquire(holder.lk, -1);
     while (!zkl_lock_is_held(holder.lk))
-        event_base_loop(base, EVLOOP_ONCE);
+        event_base_loop(bench_base, EVLOOP_ONCE);
     note("handoff: %ld waiters over %ld sessions queue on one lock", n, ns);
     w = calloc((size_t)n, sizeof *w);
     for (i = 0; i < n; i++) {
@@ -342,21 +397,22 @@ int bench_handoff(const struct opts *o)
     }
     end = now_us() + 300000000;
     while (queued < n && now_us() < end) {
-        event_base_loop(base, EVLOOP_ONCE);
+        event_base_loop(bench_base, EVLOOP_ONCE);
         queued = count_queued(w, n);
     }
     note("handoff: %ld queued; releasing the holder", queued);
-    sum_stats(wc, ns, &s0);
+    bench_sum_stats(wc, ns, &s0);
     b0 = tcp_bytes_in();
     t0 = now_us();
     zkl_lock_release(holder.lk);
     run_until(&h_acquired, n, 600);
     t1 = now_us();
     b1 = tcp_bytes_in();
-    sum_stats(wc, ns, &s1);
+    bench_sum_stats(wc, ns, &s1);
     json_begin("handoff");
     json_int("waiters", n);
     json_int("sessions", ns);
+    json_int("procs", 1);
     json_num("handoffs_per_s", h_acquired / ((double)(t1 - t0) / 1e6));
     json_num("bytes_in_per_handoff", (double)(b1 - b0) / (double)n);
     json_num("wakeups_per_release",
@@ -373,13 +429,13 @@ int bench_handoff(const struct opts *o)
     zkl_lock_free(holder.lk);
     for (i = 0; i < ns; i++) {
         while (zkl_client_pending(wc[i]) > 0)
-            event_base_loop(base, EVLOOP_ONCE);
+            event_base_loop(bench_base, EVLOOP_ONCE);
         zkl_client_free(wc[i]);
     }
     zkl_client_free(hc);
     free(wc);
     free(w);
-    event_base_free(base);
+    event_base_free(bench_base);
     return failures != 0 || h_acquired != n;
 }
 
@@ -474,12 +530,12 @@ int bench_waiters(const struct opts *o)
     long rss0, rss1;
     pid_t restarter = -1;
 
-    base = event_base_new();
+    bench_base = event_base_new();
     hc = calloc((size_t)ns, sizeof *hc);
     wc = calloc((size_t)ns, sizeof *wc);
     for (i = 0; i < ns; i++) {
-        hc[i] = client(o->hosts, 10000);
-        wc[i] = client(o->hosts, 10000);
+        hc[i] = bench_client(o->hosts, 10000);
+        wc[i] = bench_client(o->hosts, 10000);
     }
     h = calloc((size_t)n, sizeof *h);
     w = calloc((size_t)n, sizeof *w);
@@ -496,7 +552,7 @@ int bench_waiters(const struct opts *o)
     }
     note("waiters: %ld waiters over %ld sessions queue behind them", n, ns);
     rss0 = rss_bytes();
-    hb = event_new(base, -1, EV_PERSIST, heartbeat, NULL);
+    hb = event_new(bench_base, -1, EV_PERSIST, heartbeat, NULL);
     event_add(hb, &one_ms);
     t0 = now_us();
     /* Requests arrive as a server would see them: in batches, one batch
@@ -514,10 +570,10 @@ int bench_waiters(const struct opts *o)
             zkl_lock_acquire(w[i].lk, -1);
         }
         wt_batch_cpu += thread_cpu_us() - bc0;
-        event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        event_base_loop(bench_base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
         if (i < n)
             continue;
-        event_base_loop(base, EVLOOP_ONCE);
+        event_base_loop(bench_base, EVLOOP_ONCE);
         if (now_us() - last_count > 100000) { /* O(n): not every pass */
             uint64_t u0 = now_us(), c0 = thread_cpu_us();
 
@@ -543,7 +599,7 @@ int bench_waiters(const struct opts *o)
         if (zkl_lock_release(h[i].lk) == ZKL_OK)
             released++;
         if (i % BATCH == BATCH - 1)
-            event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+            event_base_loop(bench_base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
     }
     run_until(&wt_acquired, n, 900);
     t2 = now_us();
@@ -587,7 +643,7 @@ int bench_waiters(const struct opts *o)
     free(w);
     free(hc);
     free(wc);
-    event_base_free(base);
+    event_base_free(bench_base);
     lat_free(&wt_gaps);
     lat_free(&wt_busy);
     return failures != 0 || wt_acquired != n;

@@ -2,11 +2,15 @@
  * stdout; progress on stderr.
  *
  *   zklock-bench SCENARIO [-s HOSTS] [options]
- *     raw            [--pairs N] [--inflight K]
+ *     raw            [--pairs N] [--inflight K] [--sessions S] [--list]
  *     create-latency [--n N]
  *     serial         [--n N]
  *     throughput     [--locks N] [--inflight K] [--seconds S]
- *     handoff        [--waiters N] [--sessions S]
+ *                    [--sessions S | --procs P]
+ *     handoff        [--waiters N] [--sessions S] | --procs P
+ *
+ * --procs P: P processes, each with its own client and session (a
+ * fleet of workers); handoff then has one waiter in each.
  *     waiters        [--count N] [--sessions S] [--restart ZKDIR]
  */
 #include <getopt.h>
@@ -20,11 +24,12 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: zklock-bench SCENARIO [-s HOSTS] [options]\n"
-            "  raw            [--pairs N] [--inflight K]\n"
+            "  raw            [--pairs N] [--inflight K] [--sessions S] [--list]\n"
             "  create-latency [--n N]\n"
             "  serial         [--n N]\n"
             "  throughput     [--locks N] [--inflight K] [--seconds S]\n"
-            "  handoff        [--waiters N] [--sessions S]\n"
+            "                 [--sessions S | --procs P]\n"
+            "  handoff        [--waiters N] [--sessions S] | --procs P\n"
             "  waiters        [--count N] [--sessions S] [--restart ZKDIR]\n");
 }
 
@@ -41,6 +46,8 @@ int main(int argc, char **argv)
         {"sessions", required_argument, NULL, 'S'},
         {"seconds", required_argument, NULL, 't'},
         {"restart", required_argument, NULL, 'r'},
+        {"list", no_argument, NULL, 'L'},
+        {"procs", required_argument, NULL, 'P'},
         {NULL, 0, NULL, 0}};
     struct opts o;
     const char *scenario;
@@ -70,6 +77,12 @@ int main(int argc, char **argv)
             break;
         case 't':
             o.seconds = atof(optarg);
+            break;
+        case 'L':
+            o.list = 1;
+            break;
+        case 'P':
+            o.procs = atol(optarg);
             break;
         case 'r':
             o.restart = 1;

@@ -81,23 +81,181 @@ static void dir_done(int rc, const char *v, const void *d)
     *(int *)(uintptr_t)d = rc == ZOK || rc == ZNODEEXISTS ? 1 : -1;
 }
 
-static int raw_dir(struct raw *r)
+static int raw_dir(struct raw *r, const char *dir)
 {
     volatile int done = 0;
     uint64_t end = now_us() + 10000000;
 
-    zoo_acreate(r->zh, RAW_DIR, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, dir_done,
+    zoo_acreate(r->zh, dir, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, dir_done,
                 (const void *)&done);
     while (done == 0 && now_us() < end)
         pump(r, 10);
     if (done != 1)
-        fprintf(stderr, "zklock-bench: cannot create %s\n", RAW_DIR);
+        fprintf(stderr, "zklock-bench: cannot create %s\n", dir);
     return done == 1 ? 0 : -1;
 }
 
+/* One pair in flight: its session and, with --list, its own directory
+ * (as each lock has its own path). */
+struct slot {
+    struct raw *r;
+    int busy;
+    char dir[48];
+};
+
 static void pair_created(int rc, const char *value, const void *data);
+static int slot_start(struct slot *sl, int list);
 
 static void pair_deleted(int rc, const void *data)
+{
+    struct slot *sl = (struct slot *)(uintptr_t)data;
+
+    if (rc != ZOK)
+        sl->r->errors++;
+    sl->r->done++;
+    sl->r->inflight--;
+    sl->busy = 0;
+}
+
+static void pair_listed(int rc, const struct String_vector *sv,
+                        const void *data)
+{
+    struct slot *sl = (struct slot *)(uintptr_t)data;
+
+    (void)sv;
+    if (rc != ZOK)
+        sl->r->errors++;
+}
+
+static void pair_created(int rc, const char *value, const void *data)
+{
+    struct slot *sl = (struct slot *)(uintptr_t)data;
+
+    if (rc != ZOK) {
+        sl->r->errors++;
+        sl->r->done++;
+        sl->r->inflight--;
+        sl->busy = 0;
+        return;
+    }
+    zoo_adelete(sl->r->zh, value, -1, pair_deleted, sl);
+}
+
+static int slot_start(struct slot *sl, int list)
+{
+    char path[64];
+
+    snprintf(path, sizeof path, "%s/p-", sl->dir);
+    if (zoo_acreate(sl->r->zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                    ZOO_EPHEMERAL_SEQUENTIAL, pair_created, sl) != ZOK)
+        return -1;
+    if (list)
+        zoo_aget_children(sl->r->zh, sl->dir, 0, pair_listed, sl);
+    sl->r->inflight++;
+    sl->busy = 1;
+    return 0;
+}
+
+/* Every session's socket at once: poll them all, then process each. */
+static void pump_all(struct raw *r, long ns, int ms)
+{
+    struct pollfd *pfd = calloc((size_t)ns, sizeof *pfd);
+    long i;
+    int j;
+
+    for (i = 0; i < ns; i++) {
+        int fd = -1, interest = 0;
+        struct timeval tv = {0, 0};
+
+        zookeeper_interest(r[i].zh, &fd, &interest, &tv);
+        pfd[i].fd = fd;
+        pfd[i].events = (short)(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
+                                ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0));
+    }
+    poll(pfd, (nfds_t)ns, ms);
+    for (i = 0; i < ns; i++) {
+        int ev = 0;
+
+        if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
+            ev |= ZOOKEEPER_READ;
+        if (pfd[i].revents & POLLOUT)
+            ev |= ZOOKEEPER_WRITE;
+        for (j = 0; j < 4096 && ev; j++) {
+            if (zookeeper_process(r[i].zh, ev) != ZOK)
+                break;
+            ev &= ZOOKEEPER_READ;
+        }
+    }
+    free(pfd);
+}
+
+/* --pairs N create+delete pairs, --inflight K in flight in all, spread
+ * over --sessions S sessions (K/S each). With --list each create is
+ * followed, pipelined, by a listing of the directory: a lock cycle's
+ * requests without the lock's logic. */
+int bench_raw(const struct opts *o)
+{
+    long pairs = o->n > 0 ? o->n : 20000,
+         k = o->inflight > 0 ? o->inflight : 1000,
+         ns = o->sessions > 0 ? o->sessions : 1, i, done = 0, started = 0,
+         errors = 0, prev = 0;
+    struct raw *r = calloc((size_t)ns, sizeof *r);
+    struct slot *sl = calloc((size_t)k, sizeof *sl);
+    uint64_t t0, t1;
+    double c0;
+
+    for (i = 0; i < ns; i++)
+        if (raw_open(&r[i], o->hosts) != 0)
+            return 1;
+    if (raw_dir(&r[0], RAW_DIR) != 0)
+        return 1;
+    for (i = 0; i < k; i++) {
+        sl[i].r = &r[i % ns];
+        if (o->list) {
+            snprintf(sl[i].dir, sizeof sl[i].dir, RAW_DIR "/d%ld", i);
+            if (raw_dir(&r[0], sl[i].dir) != 0)
+                return 1;
+        } else {
+            snprintf(sl[i].dir, sizeof sl[i].dir, RAW_DIR);
+        }
+    }
+    note("raw: %ld create+%sdelete pairs, %ld in flight over %ld sessions",
+         pairs, o->list ? "list+" : "", k, ns);
+    c0 = cpu_seconds();
+    t0 = now_us();
+    for (i = 0; i < k && started < pairs; i++)
+        if (slot_start(&sl[i], o->list) == 0)
+            started++;
+    while (done < pairs) {
+        pump_all(r, ns, 100);
+        /* A slot whose pair is done starts its next one. */
+        for (prev = done, done = 0, i = 0; i < ns; i++)
+            done += r[i].done;
+        for (i = 0; i < k && started < pairs; i++)
+            if (!sl[i].busy && slot_start(&sl[i], o->list) == 0)
+                started++;
+        (void)prev;
+    }
+    t1 = now_us();
+    for (i = 0; i < ns; i++)
+        errors += r[i].errors;
+    json_begin(o->list ? "raw-list" : "raw");
+    json_int("pairs", pairs);
+    json_int("inflight", k);
+    json_int("sessions", ns);
+    json_num("pairs_per_s", pairs / ((double)(t1 - t0) / 1e6));
+    json_num("cpu_s_per_1k_pairs", (cpu_seconds() - c0) * 1000.0 / pairs);
+    json_int("errors", errors);
+    json_end();
+    for (i = 0; i < ns; i++)
+        zookeeper_close(r[i].zh);
+    free(r);
+    free(sl);
+    return errors != 0;
+}
+
+
+static void one_deleted(int rc, const void *data)
 {
     struct raw *r = (struct raw *)(uintptr_t)data;
 
@@ -105,54 +263,6 @@ static void pair_deleted(int rc, const void *data)
         r->errors++;
     r->done++;
     r->inflight--;
-}
-
-static void pair_created(int rc, const char *value, const void *data)
-{
-    struct raw *r = (struct raw *)(uintptr_t)data;
-
-    if (rc != ZOK) {
-        r->errors++;
-        r->done++;
-        r->inflight--;
-        return;
-    }
-    zoo_adelete(r->zh, value, -1, pair_deleted, r);
-}
-
-int bench_raw(const struct opts *o)
-{
-    struct raw r;
-    long pairs = o->n > 0 ? o->n : 20000, k = o->inflight > 0 ? o->inflight : 1000;
-    uint64_t t0, t1;
-    double c0;
-
-    if (raw_open(&r, o->hosts) != 0 || raw_dir(&r) != 0)
-        return 1;
-    note("raw: %ld create+delete pairs, %ld in flight, one session", pairs, k);
-    c0 = cpu_seconds();
-    t0 = now_us();
-    while (r.done < pairs) {
-        while (r.inflight < k && r.started < pairs) {
-            if (zoo_acreate(r.zh, RAW_DIR "/p-", NULL, -1,
-                            &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
-                            pair_created, &r) != ZOK)
-                break;
-            r.started++;
-            r.inflight++;
-        }
-        pump(&r, 100);
-    }
-    t1 = now_us();
-    json_begin("raw");
-    json_int("pairs", pairs);
-    json_int("inflight", k);
-    json_num("pairs_per_s", pairs / ((double)(t1 - t0) / 1e6));
-    json_num("cpu_s_per_1k_pairs", (cpu_seconds() - c0) * 1000.0 / pairs);
-    json_int("errors", r.errors);
-    json_end();
-    zookeeper_close(r.zh);
-    return r.errors != 0;
 }
 
 static void one_created(int rc, const char *value, const void *data)
@@ -165,8 +275,8 @@ static void one_created(int rc, const char *value, const void *data)
         r->done++;
         return;
     }
-    zoo_adelete(r->zh, value, -1, pair_deleted, r);
-    r->inflight++; /* balanced by pair_deleted */
+    zoo_adelete(r->zh, value, -1, one_deleted, r);
+    r->inflight++; /* balanced by one_deleted */
 }
 
 int bench_create_latency(const struct opts *o)
@@ -174,7 +284,7 @@ int bench_create_latency(const struct opts *o)
     struct raw r;
     long n = o->n > 0 ? o->n : 2000;
 
-    if (raw_open(&r, o->hosts) != 0 || raw_dir(&r) != 0)
+    if (raw_open(&r, o->hosts) != 0 || raw_dir(&r, RAW_DIR) != 0)
         return 1;
     note("create-latency: %ld creates, one at a time", n);
     while (r.started < n) {

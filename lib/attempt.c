@@ -207,11 +207,19 @@ static int delete_step_for(const zkl__att_t *a)
 /* The user is done with this attempt (timeout, cancel, failure, lost,
  * zkl_lock_free): tell them (ev != 0) and clean the node up in the
  * background. */
+/* Every attempt that stops holding does it here. */
+static void att_to_delete(zkl__att_t *a)
+{
+    if (a->goal == ZKL__GOAL_HOLD)
+        a->c->nholds--;
+    a->goal = ZKL__GOAL_DELETE;
+}
+
 void zkl__att_let_go(zkl__att_t *a, int ev, int status)
 {
     zkl__att_detach(a, ev, status);
     att_unfile(a);
-    a->goal = ZKL__GOAL_DELETE;
+    att_to_delete(a);
     att_schedule(a, ZKL__NEXT_NOTHING);
 }
 
@@ -222,7 +230,7 @@ void zkl__att_release(zkl__att_t *a)
      * waiter queued right behind it is known to hold the lock. */
     a->flags |= ZKL__F_WAS_HELD;
     a->flags &= (uint16_t)~ZKL__F_WATCH_OWN;
-    a->goal = ZKL__GOAL_DELETE;
+    att_to_delete(a);
     att_schedule(a, ZKL__NEXT_NOTHING);
 }
 
@@ -432,9 +440,11 @@ static void watch_pred(zkl__att_t *a, const char *pred)
     sent(a, rc);
 }
 
-/* The node this attempt waited on is gone: wait on the next lower one
- * the queue view knows of, or, with none left, make sure our own node
- * still exists (someone else may have deleted it) and hold the lock. */
+/* The node this attempt waited on is gone. In one round trip whatever
+ * the queue's depth: with nothing left below (as far as the queue view
+ * knows), make sure our own node still exists (someone else may have
+ * deleted it) and hold the lock; below us the node of another of our
+ * waiters: watch it; anything else: list. */
 static void descend(zkl__att_t *a)
 {
     const char *name = NULL;
@@ -596,6 +606,7 @@ static void grant(zkl__att_t *a)
     zkl__queue_leave(a->c, a);
     a->flags &= (uint16_t)~ZKL__F_AT_HEAD;
     a->goal = ZKL__GOAL_HOLD;
+    a->c->nholds++;
     a->flags |= ZKL__F_WATCH_OWN;
     a->pred_seq = UINT32_MAX;
     zkl__heap_remove(a->c, a);

@@ -228,10 +228,12 @@ static void keepalive_done(int rc, const struct Stat *st, const void *data)
         zkl__on_result(c, rc, at);
 }
 
-/* While the client has attempts, a quiet session still refreshes
+/* While the client holds a lock, a quiet session still refreshes
  * touched_at about every quarter of the timeout: one small read. The
  * ZooKeeper client's own pings would do for the server, but their
- * answers are not visible here. */
+ * answers are not visible here. Waiters send none (a fleet of waiting
+ * processes would pay a third more than their pings for nothing): a
+ * grant always follows a fresh read, or reads first (grant()). */
 static uint64_t keepalive_at(const zkl_client_t *c)
 {
     uint64_t at = c->touched_at + (uint64_t)zkl_client_session_timeout(c) / 4;
@@ -241,7 +243,7 @@ static uint64_t keepalive_at(const zkl_client_t *c)
 
 static void keepalive(zkl_client_t *c, uint64_t now)
 {
-    if (c->ka_sent_at != 0 || c->natts == 0 || !zkl__is_connected(c) ||
+    if (c->ka_sent_at != 0 || c->nholds == 0 || !zkl__is_connected(c) ||
         now < keepalive_at(c))
         return;
     if (zoo_aexists(c->zh, "/", 0, keepalive_done, c) == ZOK) {
@@ -596,7 +598,7 @@ static void arm(zkl_client_t *c, int fd, int events, long ms)
         ms = sooner(ms, top->deadline, now);
     if (c->natts > 0 && !c->presumed_lost)
         ms = sooner(ms, c->touched_at + lost_after(c), now);
-    if (c->natts > 0 && c->ka_sent_at == 0 && zkl__is_connected(c))
+    if (c->nholds > 0 && c->ka_sent_at == 0 && zkl__is_connected(c))
         ms = sooner(ms, keepalive_at(c), now);
     if (c->ops->timer(c->loop_data, ms) != 0)
         ZKL_LOG(ZKL_LOG_ERROR, "zklock: loop adapter timer failed");

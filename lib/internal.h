@@ -313,7 +313,8 @@ struct zkl_client {
      * send time of a request whose answer came back is a lower bound of
      * that receipt (the last read is not: replies and notifications can
      * arrive long after). Held locks are told LOST at touched_at + 9/10
-     * of the timeout; a keepalive keeps the bound fresh. */
+     * of the timeout; while one is held, a keepalive keeps the bound
+     * fresh. A waiter needs none: every way to a grant reads first. */
     uint64_t touched_at;      /* monotonic ms */
     uint64_t ka_sent_at;      /* the keepalive in flight, or 0 */
     uint64_t ka_retry_at;     /* a refused keepalive waits till then */
@@ -321,6 +322,7 @@ struct zkl_client {
 
     zkl__att_t *atts;         /* every live attempt */
     size_t natts;
+    size_t nholds;            /* attempts with goal HOLD */
     size_t nstalled;
     zkl__att_t *ready, **ready_tail;
     zkl_lock_t *locks;        /* every live handle */
@@ -390,9 +392,10 @@ zkl__att_t *zkl__wtab_find(zkl_client_t *c, uint64_t h,
 int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
                      const struct String_vector *sv, const char *me);
 void zkl__queue_leave(zkl_client_t *c, zkl__att_t *a);
-/* For a covered attempt: the highest node below sequence seq not known
- * gone (1, *name borrowed until the view changes), none (0: a is at the
- * head), or -1 when a must list instead. */
+/* For a covered attempt, what lies below sequence seq: only nodes known
+ * gone (0: a is at the head), the node of another of our waiting
+ * attempts (1, the next one to watch: *name borrowed until the view
+ * changes), or something only a listing can tell (-1). */
 int zkl__queue_below(zkl_client_t *c, zkl__att_t *a, uint32_t seq,
                      const char **name, uint32_t *found);
 void zkl__queue_gone(zkl_client_t *c, zkl__att_t *a, uint32_t seq);

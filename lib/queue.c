@@ -1,20 +1,27 @@
-/* A client's view of a long lock queue, so that a woken waiter finds
- * its next predecessor without listing every child again.
+/* A client's view of a long lock queue that several of its attempts wait
+ * in, so that a woken waiter can often settle its place without listing
+ * every child again.
  *
  * Why this is sound: sequence numbers only grow, so once a listing holds
  * a waiter's node, every node that will ever sit below that waiter is in
  * that listing already; later, nodes below it can only disappear. The
- * view keeps those names, sorted, and marks the ones known gone (a
+ * view keeps those nodes, sorted by sequence, each either known gone (a
  * deletion watched, a delete of our own, an exists() that found
- * nothing). A waiter whose predecessor goes asks the view for the next
- * lower name not known gone and sets one exists-watch on it (a few dozen
- * bytes instead of the whole child list); if there is none, it is at the
- * head and holds the lock. A view only ever errs towards names that are
- * gone already, which costs one small request each, never a wrong grant.
+ * nothing), the live node of one of our own waiting attempts, or
+ * unknown. A waiter whose predecessor goes asks the view what is below:
+ * nothing but gone nodes means it is at the head (it reads its own node
+ * and holds); the node of one of our own waiters, which exists unless
+ * someone else deleted it, is the next one to watch; anything unknown (a
+ * node of another session, which may have gone unseen) means it lists
+ * the children instead. Either way a waiter settles its place in one
+ * round trip and never walks the queue node by node: a walk over nodes
+ * other sessions deleted unseen would cost one round trip each.
  *
- * Only queues of at least ZKL__QUEUE_MIN children get a view: below that
- * a listing is as cheap as the bookkeeping. A view lives while attempts
- * use it (ZKL__F_QUEUED, counted in refs) and dies with the session. */
+ * Only queues of at least ZKL__QUEUE_MIN children get a view, and only
+ * when the client has more than one attempt: below that a listing is as
+ * cheap as the bookkeeping, and a lone waiter's view could only ever say
+ * "list". A view lives while attempts use it (ZKL__F_QUEUED, counted in
+ * refs) and dies with the session. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,9 +29,14 @@
 
 #define ZKL__QUEUE_MIN 16
 
+/* 24 bytes a node. The name itself is not kept: a node is watched only
+ * when it is one of our own attempts' (named in its path), and the hash
+ * tells a node from another one at the same sequence (a lock path
+ * deleted and made anew: their random uuids differ). */
 typedef struct zkl__qent {
+    uint64_t hash;      /* of the name, never 0; 0 once known gone */
+    zkl__att_t *mine;   /* our waiting attempt whose node this is */
     uint32_t seq;
-    char name[ZKL__NAME_LEN + 1]; /* "" once known gone */
 } zkl__qent_t;
 
 struct zkl__queue {
@@ -38,6 +50,11 @@ struct zkl__queue {
     uint16_t dirlen;
     char dir[];
 };
+
+static uint64_t name_hash(const char *name)
+{
+    return zkl__hash(name) | 1u;
+}
 
 /* The view of the lock path dir (dirlen bytes, no NUL needed). */
 static zkl__queue_t *lookup(zkl_client_t *c, const char *dir, size_t dirlen)
@@ -131,23 +148,36 @@ static uint32_t search(const zkl__queue_t *q, uint32_t seq)
 }
 
 /* Index of the entry at sequence seq, if it is named name (any name
- * when NULL); else q->n. */
+ * when NULL; a gone entry matches no name); else q->n. */
 static uint32_t entry(const zkl__queue_t *q, uint32_t seq, const char *name)
 {
     uint32_t i = search(q, seq);
 
     if (i < q->n && q->ents[i].seq == seq &&
-        (name == NULL || strcmp(q->ents[i].name, name) == 0))
+        (name == NULL || q->ents[i].hash == name_hash(name)))
         return i;
     return q->n;
 }
 
-static void cover(zkl__queue_t *q, zkl__att_t *a)
+static const char *own_name(const zkl__att_t *a)
+{
+    return a->path + a->dirlen + 1;
+}
+
+/* The view covers a, whose node is at index i. */
+static void cover(zkl__queue_t *q, zkl__att_t *a, uint32_t i)
 {
     if (!(a->flags & ZKL__F_QUEUED)) {
         a->flags |= ZKL__F_QUEUED;
         q->refs++;
     }
+    q->ents[i].mine = a;
+}
+
+static void mark_gone(zkl__queue_t *q, uint32_t i)
+{
+    q->ents[i].hash = 0;
+    q->ents[i].mine = NULL;
 }
 
 static int by_seq(const void *x, const void *y)
@@ -184,8 +214,8 @@ static int reserve(zkl__queue_t *q, uint32_t k)
 }
 
 /* Appends the names of sv with sequence in [lo, hi], sorted; 0 when a
- * name cannot be ordered by sequence or is too long to keep (a view
- * without it would be wrong), or out of memory. Changes nothing then. */
+ * name cannot be ordered by sequence (a view without it would be
+ * wrong), or out of memory. Changes nothing then. */
 static int append(zkl__queue_t *q, const struct String_vector *sv,
                   uint32_t lo, uint32_t hi)
 {
@@ -195,7 +225,7 @@ static int append(zkl__queue_t *q, const struct String_vector *sv,
     for (i = 0; i < sv->count; i++) {
         uint32_t s = zkl__seq_of(sv->data[i]);
 
-        if (s == UINT32_MAX || strlen(sv->data[i]) > ZKL__NAME_LEN)
+        if (s == UINT32_MAX)
             return 0;
         if (s >= lo && s <= hi)
             k++;
@@ -208,7 +238,8 @@ static int append(zkl__queue_t *q, const struct String_vector *sv,
 
         if (s >= lo && s <= hi) {
             q->ents[q->n].seq = s;
-            strcpy(q->ents[q->n].name, sv->data[i]);
+            q->ents[q->n].hash = name_hash(sv->data[i]);
+            q->ents[q->n].mine = NULL;
             q->n++;
         }
     }
@@ -220,13 +251,14 @@ int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
                      const struct String_vector *sv, const char *me)
 {
     zkl__queue_t *q;
-    uint32_t own = zkl__seq_of(me);
+    uint32_t own = zkl__seq_of(me), i;
 
     if (own == UINT32_MAX)
         return 0;
     q = find(c, a);
     if (q == NULL) {
-        if (sv->count < ZKL__QUEUE_MIN || (q = create(c, a)) == NULL)
+        if (sv->count < ZKL__QUEUE_MIN || c->natts < 2 ||
+            (q = create(c, a)) == NULL)
             return 0;
         if (!append(q, sv, 0, own)) {
             destroy(c, q);
@@ -240,25 +272,32 @@ int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
         if (!append(q, sv, q->max_seq + 1, own))
             return 0;
         q->max_seq = own;
-    } else if (entry(q, own, me) == q->n) {
+    }
+    if ((i = entry(q, own, me)) == q->n) {
         /* A name the view does not hold at a sequence it claims to
          * cover: the lock path was deleted and made anew, restarting the
          * sequence. Nobody may trust this view any more. */
         q->broken = 1;
         return 0;
     }
-    cover(q, a);
+    cover(q, a, i);
     return 1;
 }
 
 void zkl__queue_leave(zkl_client_t *c, zkl__att_t *a)
 {
     zkl__queue_t *q;
+    uint32_t i;
 
     if (!(a->flags & ZKL__F_QUEUED))
         return;
     a->flags &= (uint16_t)~ZKL__F_QUEUED;
-    if ((q = find(c, a)) != NULL && --q->refs == 0)
+    if ((q = find(c, a)) == NULL)
+        return;
+    if ((i = entry(q, zkl__seq_of(own_name(a)), NULL)) < q->n &&
+        q->ents[i].mine == a)
+        q->ents[i].mine = NULL; /* its node may go any time now */
+    if (--q->refs == 0)
         destroy(c, q);
 }
 
@@ -274,20 +313,24 @@ int zkl__queue_below(zkl_client_t *c, zkl__att_t *a, uint32_t seq,
         /* Listed before the view began, or while the queue was short;
          * its node in the view means a listing held it, and the view
          * covers every sequence up to max_seq. */
-        const char *me = a->path + a->dirlen + 1;
+        const char *me = own_name(a);
         uint32_t own = zkl__seq_of(me);
 
         if (own == UINT32_MAX || own > q->max_seq ||
-            entry(q, own, me) == q->n)
+            (i = entry(q, own, me)) == q->n)
             return -1;
-        cover(q, a);
+        cover(q, a, i);
     }
     for (i = search(q, seq); i > q->head; i--) {
-        if (q->ents[i - 1].name[0] != '\0') {
-            *found = q->ents[i - 1].seq;
-            *name = q->ents[i - 1].name;
-            return 1;
-        }
+        const zkl__qent_t *e = &q->ents[i - 1];
+
+        if (e->hash == 0)
+            continue;
+        if (e->mine == NULL)
+            return -1; /* unknown: only a listing can tell */
+        *found = e->seq;
+        *name = own_name(e->mine);
+        return 1;
     }
     return 0;
 }
@@ -298,7 +341,7 @@ void zkl__queue_gone(zkl_client_t *c, zkl__att_t *a, uint32_t seq)
     uint32_t i;
 
     if (q != NULL && (i = entry(q, seq, NULL)) < q->n)
-        q->ents[i].name[0] = '\0';
+        mark_gone(q, i);
 }
 
 void zkl__queue_gone_path(zkl_client_t *c, const char *path)
@@ -312,7 +355,7 @@ void zkl__queue_gone_path(zkl_client_t *c, const char *path)
         (q = lookup(c, path, (size_t)(slash - path))) == NULL)
         return;
     if ((i = entry(q, seq, slash + 1)) < q->n)
-        q->ents[i].name[0] = '\0';
+        mark_gone(q, i);
 }
 
 void zkl__queue_trim(zkl_client_t *c, zkl__att_t *a, uint32_t seq)

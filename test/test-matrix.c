@@ -59,10 +59,16 @@ static void arm(fp_t *fp, enum state s, enum fault f)
     fp_arm(fp, op_of(s), kind[f], ms[f]);
 }
 
-/* A fault on a quiet state: applied now, over once this returns. */
-static void quiet_fault(fp_t *fp, enum fault f)
+/* A fault on a quiet state: applied now, over once this returns. A
+ * holder's next request is its keepalive; a waiter sends nothing while
+ * it waits, so a request of the same client (a listing of the lock's
+ * contenders) carries the lost reply, and the connection it breaks is
+ * the waiter's too. */
+static void quiet_fault(fp_t *fp, enum fault f, zkl_client_t *x,
+                        const char *p)
 {
     int fired = fp_fired(fp);
+    static t_listing_t l; /* its answer may come after we return */
 
     switch (f) {
     case F_CUT:
@@ -70,6 +76,10 @@ static void quiet_fault(fp_t *fp, enum fault f)
         break;
     case F_LOSE:
         arm(fp, S_HELD, F_LOSE);
+        if (x != NULL) {
+            memset(&l, 0, sizeof l);
+            ASSERT_RC(zkl_contenders(x, p, t_listing_cb, &l), ZKL_OK);
+        }
         ASSERT(WAIT_FOR(fp_fired(fp) > fired, SESSION_MS));
         break;
     case F_DELAY:
@@ -131,7 +141,7 @@ static void acquire_case(enum state s, enum fault f, fp_t *fp,
     if (s == S_WAITING) {
         ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
         t_run_for(200); /* the predecessor watch is set */
-        quiet_fault(fp, f);
+        quiet_fault(fp, f, x, p);
     } else {
         ASSERT(WAIT_FOR(fp_fired(fp) == 1, 5000));
     }
@@ -191,7 +201,7 @@ static void hold_case(enum state s, enum fault f, fp_t *fp,
         ASSERT(t_run_until(&b.acquired, 10000));
         check_session(xc, fp, conns, f);
     } else {
-        quiet_fault(fp, f);
+        quiet_fault(fp, f, NULL, NULL);
         if (f == F_EXPIRE) {
             /* X is told SUSPENDED, then LOST, and H gets the lock with
              * a higher token. That X hears both before H's grant is a
