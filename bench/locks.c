@@ -356,15 +356,6 @@ static void holder_event(struct cycle *cy, zkl_lock_event_t ev, int status)
     (void)status;
 }
 
-static long count_queued(struct cycle *cy, long n)
-{
-    long i, k = 0;
-
-    for (i = 0; i < n; i++)
-        k += zkl_lock_state(cy[i].lk) == ZKL_STATE_QUEUED;
-    return k;
-}
-
 int bench_handoff(const struct opts *o)
 {
     long n = o->n > 0 ? o->n : 1000, ns = o->sessions > 0 ? o->sessions : 1;
@@ -398,7 +389,7 @@ int bench_handoff(const struct opts *o)
     end = now_us() + 300000000;
     while (queued < n && now_us() < end) {
         event_base_loop(bench_base, EVLOOP_ONCE);
-        queued = count_queued(w, n);
+        queued = count_state(w, n, ZKL_STATE_QUEUED);
     }
     note("handoff: %ld queued; releasing the holder", queued);
     bench_sum_stats(wc, ns, &s0);
@@ -445,6 +436,7 @@ int bench_handoff(const struct opts *o)
  * a server would, 100 requests per loop turn. What each call costs is
  * printed (acquire_call_us), so a bigger burst's stall can be read off. */
 #define BATCH 100
+#define WINDOW 10000
 static long wt_acquired, wt_held;
 static lat_t wt_gaps, wt_busy;
 static uint64_t wt_last_tick, wt_last_cpu;
@@ -506,18 +498,6 @@ static pid_t restart_server(const char *zkdir)
     return pid;
 }
 
-static long count_waiting(struct cycle *cy, long n)
-{
-    long i, k = 0;
-
-    for (i = 0; i < n; i++) {
-        zkl_lock_state_t st = zkl_lock_state(cy[i].lk);
-
-        k += st == ZKL_STATE_QUEUED;
-    }
-    return k;
-}
-
 int bench_waiters(const struct opts *o)
 {
     long n = o->n > 0 ? o->n : 10000, i, queued = 0, released = 0;
@@ -558,11 +538,18 @@ int bench_waiters(const struct opts *o)
     /* Requests arrive as a server would see them: in batches, one batch
      * per loop turn, so the gaps measured are the library's, not those
      * of a benchmark issuing 100,000 calls in one go. */
-    for (i = 0; i < n || queued < n;) {
+    for (i = 0; i < n || queued + wt_acquired + failures < n;) {
         long batch_end = i + BATCH < n ? i + BATCH : n;
+        uint64_t bc0;
+        /* No more than WINDOW attempts not yet queued: a program cannot
+         * feed a server faster than it answers for long, and a backlog
+         * of many seconds ahead of the holders' keepalives would have
+         * them presume their sessions lost (as they must). */
+        int paused = i - queued - wt_acquired - failures > WINDOW;
 
-        uint64_t bc0 = thread_cpu_us();
-
+        if (paused)
+            batch_end = i;
+        bc0 = thread_cpu_us();
         for (; i < batch_end; i++) {
             w[i].on_event = waiter_event;
             zkl_lock_new(&w[i].lk, wc[i % ns], zkl_lock_path(h[i].lk),
@@ -571,13 +558,13 @@ int bench_waiters(const struct opts *o)
         }
         wt_batch_cpu += thread_cpu_us() - bc0;
         event_base_loop(bench_base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-        if (i < n)
+        if (i < n && !paused)
             continue;
         event_base_loop(bench_base, EVLOOP_ONCE);
         if (now_us() - last_count > 100000) { /* O(n): not every pass */
             uint64_t u0 = now_us(), c0 = thread_cpu_us();
 
-            queued = count_waiting(w, n);
+            queued = count_state(w, i, ZKL_STATE_QUEUED);
             last_count = now_us();
             wt_own_us += last_count - u0;
             wt_own_cpu += thread_cpu_us() - c0;

@@ -72,8 +72,28 @@ t_mixed_queue_fifo() {
     wait_count "$p" 0 5
 }
 
+t_curator_waiter_gives_up() {
+    # zklock A holds; Curator B queues and gives up while A still holds;
+    # zklock C, queued behind B, is woken by B's node going and must not
+    # take the lock before A lets go.
+    local p="$base/giveup"
+    "$ZKLOCK" run -s "$H" "$p" -- sh -c 'sleep 4; date +%s%3N' > "$tmp/ga" &
+    wait_count "$p" 1 5 || return 1
+    peer "$p" 1500 0 > "$tmp/gb" &
+    wait_count "$p" 2 20 || return 1
+    "$ZKLOCK" run -s "$H" "$p" -- sh -c 'date +%s%3N' > "$tmp/gc" &
+    wait_count "$p" 3 5 || return 1
+    wait
+    local a=$(cat "$tmp/ga") c=$(cat "$tmp/gc")
+    grep -q '^TIMEOUT' "$tmp/gb" || { echo "Curator did not give up:"; cat "$tmp/gb"; return 1; }
+    echo "A released $a, C ran $c"
+    [ -n "$c" ] && [ "$c" -ge "$a" ] || return 1
+    wait_count "$p" 0 5
+}
+
 check compile_peer t_compile
 check curator_holds_zklock_waits t_curator_holds_zklock_waits
 check zklock_holds_curator_waits t_zklock_holds_curator_waits
 check mixed_queue_fifo t_mixed_queue_fifo
+check curator_waiter_gives_up t_curator_waiter_gives_up
 finish
