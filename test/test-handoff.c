@@ -14,6 +14,19 @@ static long listings(zkl_client_t *c)
     return (long)s.listings;
 }
 
+/* Nothing left on the server; then the three handles and clients go. */
+static void three_done(const char *p, t_lock_t *h, t_lock_t *b, t_lock_t *c,
+                       zkl_client_t *hc, zkl_client_t *bc, zkl_client_t *cc)
+{
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_lock_free(h->lk);
+    zkl_lock_free(b->lk);
+    zkl_lock_free(c->lk);
+    zkl_client_free(hc);
+    zkl_client_free(bc);
+    zkl_client_free(cc);
+}
+
 TEST(cross_session_predecessor_gives_up)
 {
     /* H holds, B waits, C waits behind B, each in its own session. B
@@ -44,13 +57,7 @@ TEST(cross_session_predecessor_gives_up)
     ASSERT(t_run_until(&h.released, 5000));
     ASSERT_RC(zkl_lock_release(c.lk), ZKL_OK);
     ASSERT(t_run_until(&c.released, 5000));
-    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
-    zkl_lock_free(h.lk);
-    zkl_lock_free(b.lk);
-    zkl_lock_free(c.lk);
-    zkl_client_free(hc);
-    zkl_client_free(bc);
-    zkl_client_free(cc);
+    three_done(p, &h, &b, &c, hc, bc, cc);
 }
 
 TEST(cross_session_predecessor_expires)
@@ -89,13 +96,7 @@ TEST(cross_session_predecessor_expires)
     ASSERT(b.order > c.order);
     ASSERT_RC(zkl_lock_release(b.lk), ZKL_OK);
     ASSERT(t_run_until(&b.released, 5000));
-    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
-    zkl_lock_free(h.lk);
-    zkl_lock_free(b.lk);
-    zkl_lock_free(c.lk);
-    zkl_client_free(hc);
-    zkl_client_free(bc);
-    zkl_client_free(cc);
+    three_done(p, &h, &b, &c, hc, bc, cc);
     fp_free(fp);
 }
 
@@ -158,4 +159,51 @@ TEST(cross_session_view_never_skips_a_live_node)
     zkl_client_free(hc);
     zkl_client_free(wc);
     zkl_client_free(cc);
+}
+
+TEST(one_waiter_per_session_settles_in_one_round_trip)
+{
+    /* 20 sessions, one waiter each, queue behind a holder and drain.
+     * None of them saw the others' nodes go, and none walks down the
+     * queue to find out: each woken waiter lists once and holds, so its
+     * session sends two requests in all (that listing, and its release's
+     * delete), however deep it stood. */
+    enum { N = 20 };
+    zkl_client_t *hc = t_client(t_hosts(), 4000, NULL), *wc[N];
+    const char *p = t_path(NULL);
+    zkl_stats_t s0[N], s1;
+    t_lock_t h, w[N];
+    int i, last = 0;
+
+    t_lock_init(&h, hc, p);
+    ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&h.acquired, 5000));
+    for (i = 0; i < N; i++) {
+        wc[i] = t_client(t_hosts(), 4000, NULL);
+        t_lock_init(&w[i], wc[i], p);
+        w[i].release_on_acquire = 1;
+        ASSERT_RC(zkl_lock_acquire(w[i].lk, -1), ZKL_OK);
+        ASSERT_EQ(t_zk_wait_count(p, i + 2, 5000), i + 2);
+    }
+    ASSERT(WAIT_FOR(zkl_lock_state(w[N - 1].lk) == ZKL_STATE_QUEUED, 5000));
+    t_run_for(100);
+    for (i = 0; i < N; i++)
+        ASSERT_RC(zkl_client_stats(wc[i], &s0[i], sizeof s0[i]), ZKL_OK);
+    ASSERT_RC(zkl_lock_release(h.lk), ZKL_OK);
+    ASSERT(t_run_until(&w[N - 1].released, 10000));
+    for (i = 0; i < N; i++) {
+        ASSERT_EQ(w[i].acquired, 1);
+        ASSERT(w[i].order > last);
+        last = w[i].order;
+        ASSERT_RC(zkl_client_stats(wc[i], &s1, sizeof s1), ZKL_OK);
+        ASSERT_EQ(s1.requests - s0[i].requests, 2);
+        ASSERT_EQ(s1.listings - s0[i].listings, 1);
+    }
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_lock_free(h.lk);
+    zkl_client_free(hc);
+    for (i = 0; i < N; i++) {
+        zkl_lock_free(w[i].lk);
+        zkl_client_free(wc[i]);
+    }
 }
