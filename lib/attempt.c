@@ -760,7 +760,7 @@ static void pred_watch_done(int rc, const char *value, int len,
         break;
     case ZKL__RC_NONODE:
         /* Gone already: the next one down, or look again. */
-        if (a->lk->recipe->chain) {
+        if (a->lk->recipe->chain && a->pred_seq != UINT32_MAX) {
             zkl__queue_gone(a->c, a, a->pred_seq);
             next = ZKL__NEXT_DESCEND;
         } else {

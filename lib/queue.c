@@ -247,6 +247,16 @@ static int append(zkl__queue_t *q, const struct String_vector *sv,
     return 1;
 }
 
+static int orderable(const struct String_vector *sv)
+{
+    int i;
+
+    for (i = 0; i < sv->count; i++)
+        if (zkl__seq_of(sv->data[i]) == UINT32_MAX)
+            return 0;
+    return 1;
+}
+
 int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
                      const struct String_vector *sv, const char *me)
 {
@@ -272,6 +282,12 @@ int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
         if (!append(q, sv, q->max_seq + 1, own))
             return 0;
         q->max_seq = own;
+    } else if (!orderable(sv)) {
+        /* A name whose place is not its sequence's (past 2^31, or not
+         * a lock node) now sorts among ours: the view's order is not
+         * the queue's any more. */
+        q->broken = 1;
+        return 0;
     }
     if ((i = entry(q, own, me)) == q->n) {
         /* A name the view does not hold at a sequence it claims to
@@ -321,6 +337,11 @@ int zkl__queue_below(zkl_client_t *c, zkl__att_t *a, uint32_t seq,
             return -1;
         cover(q, a, i);
     }
+    /* Only below a's own node: a predecessor whose order is not its
+     * sequence's (past 2^31, or a foreign name) is not the view's to
+     * follow. */
+    if (seq == UINT32_MAX || seq >= zkl__seq_of(own_name(a)))
+        return -1;
     for (i = search(q, seq); i > q->head; i--) {
         const zkl__qent_t *e = &q->ents[i - 1];
 
@@ -362,7 +383,11 @@ void zkl__queue_trim(zkl_client_t *c, zkl__att_t *a, uint32_t seq)
 {
     zkl__queue_t *q = find(c, a);
 
-    if (q != NULL)
+    if (q == NULL)
+        return;
+    if (seq == UINT32_MAX)
+        q->broken = 1; /* a holder the view cannot place: trust none */
+    else
         q->head = search(q, seq);
 }
 
