@@ -436,7 +436,7 @@ int bench_handoff(const struct opts *o)
  * a server would, 100 requests per loop turn. What each call costs is
  * printed (acquire_call_us), so a bigger burst's stall can be read off. */
 #define BATCH 100
-#define WINDOW 10000
+#define WINDOW 2000
 static long wt_acquired, wt_held;
 static lat_t wt_gaps, wt_busy;
 static uint64_t wt_last_tick, wt_last_cpu;
