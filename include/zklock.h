@@ -297,7 +297,8 @@ ZKL_EXTERN size_t zkl_client_pending(const zkl_client_t *c);
  * benchmarks. Fields are only ever appended; pass sizeof(zkl_stats_t). */
 typedef struct zkl_stats {
     uint64_t requests;       /* ZooKeeper requests sent by lock attempts
-                                and keepalives (not listings, pings) */
+                                (their listings included) and keepalives;
+                                not zkl_contenders(), not pings */
     uint64_t watch_events;   /* node watch notifications received */
     uint64_t session_events; /* connection state changes received */
     uint64_t grants;         /* ZKL_LOCK_ACQUIRED delivered */
@@ -387,9 +388,10 @@ typedef enum zkl_lock_event {
      * time of the latest request whose answer came back (not the time
      * of the last read, which replies and notifications queued behind a
      * slow path can make much later). Held locks are told LOST at that
-     * bound + 9/10 T, connected or not; while the client has any attempt
+     * bound + 9/10 T, connected or not; while the client holds a lock
      * it sends a small read about every T/4 when nothing else keeps the
-     * bound fresh. So LOST comes before the server can expire the
+     * bound fresh (a waiter sends none: every way to a grant reads
+     * first). So LOST comes before the server can expire the
      * session and grant the lock to another contender, as long as this
      * process's loop was running and the two clocks run at about the
      * same rate. A grant is also held back until the bound is less than
