@@ -204,9 +204,6 @@ static int delete_step_for(const zkl__att_t *a)
     return ZKL__NEXT_NOTHING;
 }
 
-/* The user is done with this attempt (timeout, cancel, failure, lost,
- * zkl_lock_free): tell them (ev != 0) and clean the node up in the
- * background. */
 /* Every attempt that stops holding does it here. */
 static void att_to_delete(zkl__att_t *a)
 {
@@ -215,6 +212,9 @@ static void att_to_delete(zkl__att_t *a)
     a->goal = ZKL__GOAL_DELETE;
 }
 
+/* The user is done with this attempt (timeout, cancel, failure, lost,
+ * zkl_lock_free): tell them (ev != 0) and clean the node up in the
+ * background. */
 void zkl__att_let_go(zkl__att_t *a, int ev, int status)
 {
     zkl__att_detach(a, ev, status);

@@ -213,9 +213,8 @@ static int reserve(zkl__queue_t *q, uint32_t k)
     return ZKL_OK;
 }
 
-/* Appends the names of sv with sequence in [lo, hi], sorted; 0 when a
- * name cannot be ordered by sequence (a view without it would be
- * wrong), or out of memory. Changes nothing then. */
+/* Appends the names of sv (all orderable) with sequence in [lo, hi],
+ * sorted; 0 when out of memory, and nothing changed then. */
 static int append(zkl__queue_t *q, const struct String_vector *sv,
                   uint32_t lo, uint32_t hi)
 {
@@ -225,8 +224,6 @@ static int append(zkl__queue_t *q, const struct String_vector *sv,
     for (i = 0; i < sv->count; i++) {
         uint32_t s = zkl__seq_of(sv->data[i]);
 
-        if (s == UINT32_MAX)
-            return 0;
         if (s >= lo && s <= hi)
             k++;
     }
@@ -247,6 +244,8 @@ static int append(zkl__queue_t *q, const struct String_vector *sv,
     return 1;
 }
 
+/* Every name's place in the queue is its sequence's: false past 2^31,
+ * or with a name that is not a lock node. */
 static int orderable(const struct String_vector *sv)
 {
     int i;
@@ -266,28 +265,30 @@ int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
     if (own == UINT32_MAX)
         return 0;
     q = find(c, a);
+    /* Not worth a view, or no view to trust: no need to scan sv. */
+    if (q != NULL ? q->broken
+                  : sv->count < ZKL__QUEUE_MIN || c->natts < 2)
+        return 0;
+    if (!orderable(sv)) {
+        /* A view in such a queue would order it wrongly; one that
+         * exists can no longer be trusted by anyone. */
+        if (q != NULL)
+            q->broken = 1;
+        return 0;
+    }
     if (q == NULL) {
-        if (sv->count < ZKL__QUEUE_MIN || c->natts < 2 ||
-            (q = create(c, a)) == NULL)
+        if ((q = create(c, a)) == NULL)
             return 0;
         if (!append(q, sv, 0, own)) {
             destroy(c, q);
             return 0;
         }
         q->max_seq = own;
-    } else if (q->broken) {
-        return 0;
     } else if (own > q->max_seq) {
         /* Newer than the view: what lies between is in this listing. */
         if (!append(q, sv, q->max_seq + 1, own))
             return 0;
         q->max_seq = own;
-    } else if (!orderable(sv)) {
-        /* A name whose place is not its sequence's (past 2^31, or not
-         * a lock node) now sorts among ours: the view's order is not
-         * the queue's any more. */
-        q->broken = 1;
-        return 0;
     }
     if ((i = entry(q, own, me)) == q->n) {
         /* A name the view does not hold at a sequence it claims to
