@@ -26,6 +26,8 @@ struct zkl_client *bench_client(const char *hosts, int session_ms);
 struct zkl_stats;
 void bench_sum_stats(struct zkl_client **c, long n, struct zkl_stats *out);
 char *bench_path(const char *what, long i);
+/* Runs bench_base until *counter >= target (or limit_s passes). */
+int bench_run_until(long *counter, long target, double limit_s);
 
 /* One throughput run: --seconds of K cycles in flight over nlocks locks
  * spread over --sessions clients, after one cycle on each lock. */

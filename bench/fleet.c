@@ -3,7 +3,6 @@
  * by being closed: start, and end. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,26 +105,13 @@ int fleet_read(struct fleet *f,
         ssize_t r = read(f->report_fd, buf, sizeof buf);
         size_t i;
 
+        if (r == 0 && got == 0)
+            return -1; /* no writer left: every worker is gone */
         if (r <= 0)
             return got;
         /* Writes are whole records and reads ask for whole records. */
         for (i = 0; i < (size_t)r / sizeof buf[0]; i++, got++)
             on_msg(&buf[i], arg);
-    }
-}
-
-int fleet_read_one(struct fleet *f, struct fleet_msg *m)
-{
-    struct pollfd p = {f->report_fd, POLLIN, 0};
-
-    for (;;) {
-        ssize_t r = read(f->report_fd, m, sizeof *m);
-
-        if (r == (ssize_t)sizeof *m)
-            return 0;
-        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-            return -1;
-        poll(&p, 1, 1000);
     }
 }
 

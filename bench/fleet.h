@@ -47,11 +47,10 @@ void fleet_worker_exit(struct fleet *f, int status);
 /* Parent: lets every worker start. */
 void fleet_go(struct fleet *f);
 /* Parent: reads the reports there are (non-blocking); calls on_msg for
- * each. Returns the number read. */
+ * each. Returns the number read, or -1 once no worker is left to
+ * write one. */
 int fleet_read(struct fleet *f, void (*on_msg)(const struct fleet_msg *,
                                                void *), void *arg);
-/* Parent: waits for one report; 0, or -1 when no worker is left. */
-int fleet_read_one(struct fleet *f, struct fleet_msg *m);
 /* Parent: ends the workers and reaps them; 0 when all exited with 0. */
 int fleet_end(struct fleet *f);
 

@@ -53,7 +53,8 @@ zkl_client_t *bench_client(const char *hosts, int session_ms)
     if (zkl_options_new(&o) != ZKL_OK ||
         zkl_options_set_servers(o, hosts) != ZKL_OK ||
         zkl_options_set_session_timeout(o, session_ms) != ZKL_OK ||
-        zkl_client_new(&c, o) != ZKL_OK || zkl_libevent_attach(c, bench_base)) {
+        zkl_client_new(&c, o) != ZKL_OK ||
+        zkl_libevent_attach(c, bench_base) != 0) {
         fprintf(stderr, "zklock-bench: cannot create a client\n");
         exit(1);
     }
@@ -75,7 +76,7 @@ static void tick(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Runs the loop until *counter >= target (or limit_s passes). */
-static int run_until(long *counter, long target, double limit_s)
+int bench_run_until(long *counter, long target, double limit_s)
 {
     uint64_t end = now_us() + (uint64_t)(limit_s * 1e6);
     struct event *t = evtimer_new(bench_base, tick, NULL);
@@ -157,13 +158,13 @@ int bench_serial(const struct opts *o)
     s_target++;
     cy.t_acquire = now_us();
     zkl_lock_acquire(cy.lk, -1);
-    run_until(&s_done, 1, 30);
+    bench_run_until(&s_done, 1, 30);
     lat_free(&s_lat);
     note("serial: %ld acquire+release cycles, one at a time", s_target - 1);
     t0 = now_us();
     cy.t_acquire = t0;
     zkl_lock_acquire(cy.lk, -1);
-    run_until(&s_done, s_target, 300);
+    bench_run_until(&s_done, s_target, 300);
     t1 = now_us();
     json_begin("serial");
     json_int("n", s_done - 1);
@@ -396,7 +397,7 @@ int bench_handoff(const struct opts *o)
     b0 = tcp_bytes_in();
     t0 = now_us();
     zkl_lock_release(holder.lk);
-    run_until(&h_acquired, n, 600);
+    bench_run_until(&h_acquired, n, 600);
     t1 = now_us();
     b1 = tcp_bytes_in();
     bench_sum_stats(wc, ns, &s1);
@@ -526,7 +527,7 @@ int bench_waiters(const struct opts *o)
                      &h[i]);
         zkl_lock_acquire(h[i].lk, -1);
     }
-    if (!run_until(&wt_held, n, 600)) {
+    if (!bench_run_until(&wt_held, n, 600)) {
         fprintf(stderr, "zklock-bench: holders stuck at %ld\n", wt_held);
         return 1;
     }
@@ -588,7 +589,7 @@ int bench_waiters(const struct opts *o)
         if (i % BATCH == BATCH - 1)
             event_base_loop(bench_base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
     }
-    run_until(&wt_acquired, n, 900);
+    bench_run_until(&wt_acquired, n, 900);
     t2 = now_us();
     event_del(hb);
     if (restarter > 0) {

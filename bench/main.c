@@ -8,10 +8,10 @@
  *     throughput     [--locks N] [--inflight K] [--seconds S]
  *                    [--sessions S | --procs P]
  *     handoff        [--waiters N] [--sessions S] | --procs P
+ *     waiters        [--count N] [--sessions S] [--restart ZKDIR]
  *
  * --procs P: P processes, each with its own client and session (a
  * fleet of workers); handoff then has one waiter in each.
- *     waiters        [--count N] [--sessions S] [--restart ZKDIR]
  */
 #include <getopt.h>
 #include <stdio.h>

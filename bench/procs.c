@@ -1,6 +1,7 @@
 /* Fleet mode (--procs N): handoff and throughput with N worker
  * processes, each with its own loop, client and session; the parent
  * sums what they report (fleet.h). */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +41,10 @@ static void fill(struct fleet_msg *m, int kind, int worker, zkl_client_t *c)
     memset(m, 0, sizeof *m);
     m->kind = kind;
     m->worker = worker;
-    if (c != NULL) {
-        zkl_client_stats(c, &s, sizeof s);
-        m->requests = (long)s.requests;
-        m->listings = (long)s.listings;
-        m->watch_events = (long)s.watch_events;
-    }
+    zkl_client_stats(c, &s, sizeof s);
+    m->requests = (long)s.requests;
+    m->listings = (long)s.listings;
+    m->watch_events = (long)s.watch_events;
     m->bytes_in = tcp_bytes_in();
     m->failures = w_failures;
 }
@@ -138,16 +137,6 @@ static void noop_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     (void)arg;
 }
 
-/* Runs the parent's loop until *counter >= target (or 600 s pass). */
-static int wait_for(long *counter, long target)
-{
-    uint64_t end = now_us() + 600000000;
-
-    while (*counter < target && now_us() < end)
-        event_base_loop(bench_base, EVLOOP_ONCE);
-    return *counter >= target;
-}
-
 int bench_handoff_fleet(const struct opts *o)
 {
     int n = (int)o->procs, me, ok, bad;
@@ -179,13 +168,13 @@ int bench_handoff_fleet(const struct opts *o)
          "one lock",
          n);
     fleet_go(&f);
-    ok = wait_for(&t.queued, n);
+    ok = bench_run_until(&t.queued, n, 600);
     note("handoff: %ld queued; releasing the holder", t.queued);
     t0 = now_us();
     zkl_lock_release(holder);
-    ok = ok && wait_for(&t.acquired, n);
+    ok = ok && bench_run_until(&t.acquired, n, 600);
     t1 = now_us();
-    ok = ok && wait_for(&t.done, n);
+    ok = ok && bench_run_until(&t.done, n, 600);
     json_begin("handoff");
     json_int("waiters", n);
     json_int("sessions", n);
@@ -210,6 +199,19 @@ int bench_handoff_fleet(const struct opts *o)
 }
 
 /* ---------------- throughput ---------------- */
+
+struct collect {
+    struct fleet_msg *got;
+    long *ngot, max;
+};
+
+static void keep(const struct fleet_msg *m, void *arg)
+{
+    struct collect *cl = arg;
+
+    if (*cl->ngot < cl->max)
+        cl->got[(*cl->ngot)++] = *m;
+}
 
 /* Each worker runs the one-process throughput run on its own share of
  * the locks and of the in-flight count, all starting together. */
@@ -251,13 +253,14 @@ int bench_throughput_fleet(const struct opts *o)
     got = calloc((size_t)n, sizeof *got);
     note("throughput: %d processes, one session each", n);
     fleet_go(&f);
-    /* Blocking reads: the parent has no loop of its own here. */
+    /* The parent has no loop of its own here: it waits on the pipe. */
     while (ngot < n) {
-        struct fleet_msg m;
+        struct collect cl = {got, &ngot, n};
+        struct pollfd p = {f.report_fd, POLLIN, 0};
 
-        if (fleet_read_one(&f, &m) != 0)
-            break;
-        got[ngot++] = m;
+        poll(&p, 1, 1000);
+        if (fleet_read(&f, keep, &cl) < 0)
+            break; /* every worker gone */
     }
     for (i = 0; i < ngot; i++) {
         cycles += got[i].cycles;

@@ -33,30 +33,52 @@ static void raw_watcher(zhandle_t *zh, int type, int state, const char *p,
         r->connected = state == ZOO_CONNECTED_STATE;
 }
 
-/* One step of the classic single-threaded driving loop. */
+/* One step of the classic single-threaded driving loop, for ns
+ * sessions at once: poll every socket, then let each client process
+ * what came (and its timers, with no event). */
+static void pump_all(struct raw *r, long ns, int ms)
+{
+    static struct pollfd *pfd;
+    static long cap;
+    long i;
+    int j;
+
+    if (ns > cap) {
+        free(pfd);
+        pfd = calloc((size_t)ns, sizeof *pfd);
+        cap = ns;
+    }
+    for (i = 0; i < ns; i++) {
+        int fd = -1, interest = 0;
+        struct timeval tv = {0, 0};
+
+        zookeeper_interest(r[i].zh, &fd, &interest, &tv);
+        pfd[i].fd = fd; /* poll() skips a negative one */
+        pfd[i].events = (short)(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
+                                ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0));
+        pfd[i].revents = 0;
+    }
+    poll(pfd, (nfds_t)ns, ms);
+    for (i = 0; i < ns; i++) {
+        int ev = 0;
+
+        if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
+            ev |= ZOOKEEPER_READ;
+        if (pfd[i].revents & POLLOUT)
+            ev |= ZOOKEEPER_WRITE;
+        for (j = 0; j < 4096; j++) {
+            if (zookeeper_process(r[i].zh, ev) != ZOK)
+                break;
+            ev &= ZOOKEEPER_READ;
+            if (!ev)
+                break;
+        }
+    }
+}
+
 static void pump(struct raw *r, int ms)
 {
-    int fd = -1, interest = 0, ev = 0, i;
-    struct timeval tv = {0, 0};
-    struct pollfd pfd;
-
-    zookeeper_interest(r->zh, &fd, &interest, &tv);
-    pfd.fd = fd;
-    pfd.events = (short)(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
-                         ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0));
-    pfd.revents = 0;
-    poll(&pfd, fd >= 0 ? 1 : 0, ms);
-    if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
-        ev |= ZOOKEEPER_READ;
-    if (pfd.revents & POLLOUT)
-        ev |= ZOOKEEPER_WRITE;
-    for (i = 0; i < 4096; i++) {
-        if (zookeeper_process(r->zh, ev) != ZOK)
-            break;
-        ev &= ZOOKEEPER_READ;
-        if (!ev)
-            break;
-    }
+    pump_all(r, 1, ms);
 }
 
 static int raw_open(struct raw *r, const char *hosts)
@@ -104,7 +126,6 @@ struct slot {
 };
 
 static void pair_created(int rc, const char *value, const void *data);
-static int slot_start(struct slot *sl, int list);
 
 static void pair_deleted(int rc, const void *data)
 {
@@ -156,39 +177,6 @@ static int slot_start(struct slot *sl, int list)
     return 0;
 }
 
-/* Every session's socket at once: poll them all, then process each. */
-static void pump_all(struct raw *r, long ns, int ms)
-{
-    struct pollfd *pfd = calloc((size_t)ns, sizeof *pfd);
-    long i;
-    int j;
-
-    for (i = 0; i < ns; i++) {
-        int fd = -1, interest = 0;
-        struct timeval tv = {0, 0};
-
-        zookeeper_interest(r[i].zh, &fd, &interest, &tv);
-        pfd[i].fd = fd;
-        pfd[i].events = (short)(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
-                                ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0));
-    }
-    poll(pfd, (nfds_t)ns, ms);
-    for (i = 0; i < ns; i++) {
-        int ev = 0;
-
-        if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
-            ev |= ZOOKEEPER_READ;
-        if (pfd[i].revents & POLLOUT)
-            ev |= ZOOKEEPER_WRITE;
-        for (j = 0; j < 4096 && ev; j++) {
-            if (zookeeper_process(r[i].zh, ev) != ZOK)
-                break;
-            ev &= ZOOKEEPER_READ;
-        }
-    }
-    free(pfd);
-}
-
 /* --pairs N create+delete pairs, --inflight K in flight in all, spread
  * over --sessions S sessions (K/S each). With --list each create is
  * followed, pipelined, by a listing of the directory: a lock cycle's
@@ -198,7 +186,7 @@ int bench_raw(const struct opts *o)
     long pairs = o->n > 0 ? o->n : 20000,
          k = o->inflight > 0 ? o->inflight : 1000,
          ns = o->sessions > 0 ? o->sessions : 1, i, done = 0, started = 0,
-         errors = 0, prev = 0;
+         errors = 0;
     struct raw *r = calloc((size_t)ns, sizeof *r);
     struct slot *sl = calloc((size_t)k, sizeof *sl);
     uint64_t t0, t1;
@@ -228,13 +216,12 @@ int bench_raw(const struct opts *o)
             started++;
     while (done < pairs) {
         pump_all(r, ns, 100);
-        /* A slot whose pair is done starts its next one. */
-        for (prev = done, done = 0, i = 0; i < ns; i++)
+        for (done = 0, i = 0; i < ns; i++)
             done += r[i].done;
+        /* A slot whose pair is done starts its next one. */
         for (i = 0; i < k && started < pairs; i++)
             if (!sl[i].busy && slot_start(&sl[i], o->list) == 0)
                 started++;
-        (void)prev;
     }
     t1 = now_us();
     for (i = 0; i < ns; i++)
@@ -253,7 +240,6 @@ int bench_raw(const struct opts *o)
     free(sl);
     return errors != 0;
 }
-
 
 static void one_deleted(int rc, const void *data)
 {
