@@ -50,7 +50,7 @@ print("zklock benchmark, %s, %s, %d cores (%s), server %s" % (
     time.strftime("%Y-%m-%d"), platform.node(), os.cpu_count(), cpu, note))
 print()
 raws = [r for r in rows if r.get("peer") == "raw" and r["scenario"] == "raw"]
-raw = max(raws, key=lambda r: r["pairs_per_s"]) if raws else None
+raw = best("raw", "raw", "pairs_per_s")
 rawl = best("raw", "raw-list", "pairs_per_s")
 cl = pick("raw", "create-latency")
 print("raw server, create+delete pairs/s (in flight x sessions):")
