@@ -134,6 +134,7 @@ static void update_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         break;
     case ZKL_LOCK_SUSPENDED:
     case ZKL_LOCK_RESTORED:
+    case ZKL_LOCK_REVOKE_REQUESTED: /* not revocable: never comes */
         break; /* the store's token check covers a lost hold */
     }
 }

@@ -76,7 +76,13 @@ extern "C" {
     XX(ENODEGONE, -1014, "the lock node was deleted by someone else")       \
     XX(ECONNLOSS, -1015, "the connection to ZooKeeper was lost")            \
     XX(EAUTH, -1016, "not authorized by ZooKeeper")                         \
-    XX(EZK, -1017, "unexpected error from ZooKeeper (see the log)")
+    XX(EZK, -1017, "unexpected error from ZooKeeper (see the log)")         \
+    XX(EKIND, -1020, "the lock path is in use by another kind of lock "    \
+                     "(mutex, read/write lock, semaphore), whose queue "   \
+                     "order this one cannot honour")                       \
+    XX(EUPGRADE, -1021, "the read side of this read/write lock is held "   \
+                        "or pending on its pair: a write acquire would "   \
+                        "wait for itself (release the read side first)")
 /* -1018 and -1019 were ZKL_ENOLOOP and ZKL_ERECURSIVE, never returned;
  * they stay unused. */
 
@@ -410,7 +416,13 @@ typedef enum zkl_lock_event {
      * session, and the node with it, is gone), ZKL_ECLOSED, ZKL_EAUTH or
      * ZKL_EZK if ZooKeeper refused the delete (the node then stays until
      * the session ends). Connection trouble is retried, not reported. */
-    ZKL_LOCK_RELEASED = 6
+    ZKL_LOCK_RELEASED = 6,
+    /* While held by a handle made revocable (zkl_lock_set_revocable):
+     * someone asked the holder to let go, by writing "__REVOKE__" into
+     * its lock node (zkl_revoke(), or Curator's Revoker). Status 0. At
+     * most once per hold; purely advisory: the hold goes on until
+     * zkl_lock_release(). */
+    ZKL_LOCK_REVOKE_REQUESTED = 7
 } zkl_lock_event_t;
 
 typedef void (*zkl_lock_cb)(zkl_lock_t *lk, zkl_lock_event_t ev,
@@ -426,6 +438,67 @@ typedef void (*zkl_lock_cb)(zkl_lock_t *lk, zkl_lock_event_t ev,
  * ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c,
                             const char *path, zkl_lock_cb cb, void *arg);
+
+/* Kinds of lock node, by the tag Curator puts in their names. */
+typedef enum zkl_lock_kind {
+    ZKL_KIND_MUTEX = 0, /* "_c_<uuid>-lock-<seq>": InterProcessMutex */
+    ZKL_KIND_READ = 1,  /* "_c_<uuid>-__READ__<seq>": the read side of
+                           InterProcessReadWriteLock */
+    ZKL_KIND_WRITE = 2, /* "_c_<uuid>-__WRIT__<seq>": its write side */
+    ZKL_KIND_LEASE = 3, /* "_c_<uuid>-lease-<seq>": a semaphore lease
+                           (listings only) */
+    ZKL_KIND_OTHER = 4  /* any other child (listings only) */
+} zkl_lock_kind_t;
+
+/* As zkl_lock_new(), for one side of a read/write lock (kind
+ * ZKL_KIND_READ or ZKL_KIND_WRITE) or a mutex (ZKL_KIND_MUTEX), in
+ * Curator's InterProcessReadWriteLock layout: read and write nodes under
+ * one path, in one queue. A write holds when its node is first; a read
+ * holds when no write node is before it, so a reader that arrives
+ * behind a queued writer waits (writers do not starve). A writer waits
+ * on the node just before it, a reader on the nearest write node
+ * before it: a release wakes only contenders that may then hold (all
+ * the readers right behind a writer at once). An acquire on a path that
+ * holds nodes of another kind (mutex nodes under a read/write lock,
+ * read/write nodes under a mutex, a semaphore) fails with ZKL_EKIND.
+ * Errors: those of zkl_lock_new(), ZKL_EINVAL (another kind). */
+ZKL_EXTERN int zkl_lock_new_kind(zkl_lock_t **out, zkl_client_t *c,
+                                 const char *path, zkl_lock_kind_t kind,
+                                 zkl_lock_cb cb, void *arg);
+
+/* Both sides of one read/write lock on path, tied together as Curator's
+ * readLock()/writeLock() pair are (cb and arg serve both; zkl_lock_kind()
+ * tells them apart):
+ *   - Downgrade: acquiring the read side while the write side holds
+ *     takes the write node's place in the queue (an EPHEMERAL read node
+ *     named after the write node's sequence) and holds at once; then
+ *     release the write side and keep reading, no writer in between.
+ *   - Upgrade is refused: acquiring the write side while the read side
+ *     holds or waits returns ZKL_EUPGRADE (it would wait for itself).
+ * Each handle is freed with zkl_lock_free(), in any order. Owner: the
+ * caller. Errors: as zkl_lock_new(). */
+ZKL_EXTERN int zkl_rwlock_new(zkl_lock_t **read_out, zkl_lock_t **write_out,
+                              zkl_client_t *c, const char *path,
+                              zkl_lock_cb cb, void *arg);
+
+/* The handle's kind (ZKL_KIND_MUTEX for NULL). */
+ZKL_EXTERN zkl_lock_kind_t zkl_lock_kind(const zkl_lock_t *lk);
+
+/* What the handle's lock nodes carry (copied; at most 1 MiB less a
+ * little, ZooKeeper's limit), e.g. "host:pid" for whoever lists the
+ * queue (zkl_contenders_ex(), zklock ls -l). Default (data NULL): as
+ * Curator, the local IP address the client reaches ZooKeeper from, as
+ * text; nothing when the handle is revocable. Takes effect at the next
+ * acquire. Errors: ZKL_EINVAL (NULL handle, len > 1,000,000 or data
+ * NULL with len > 0), ZKL_ENOMEM, ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_lock_set_data(zkl_lock_t *lk, const void *data,
+                                 size_t len);
+
+/* on != 0: while held, the handle watches its node for Curator's
+ * revocation request ("__REVOKE__" written into it) and reports it as
+ * ZKL_LOCK_REVOKE_REQUESTED. Takes effect at the next acquire.
+ * Errors: ZKL_EINVAL, ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_lock_set_revocable(zkl_lock_t *lk, int on);
 
 /* Frees the handle. A pending acquire is cancelled and a held lock is
  * released, silently: no callback runs for this handle after this call.
@@ -485,10 +558,14 @@ ZKL_EXTERN int zkl_lock_token(const zkl_lock_t *lk, uint64_t *token);
 /* The lock path as given (borrowed, valid until zkl_lock_free()). */
 ZKL_EXTERN const char *zkl_lock_path(const zkl_lock_t *lk);
 
+/* Longest lock node name zklock creates, NUL included: "_c_", a uuid,
+ * the longest tag ("-__READ__") and the eleven-character sequences
+ * ZooKeeper prints past 2^31. */
+#define ZKL_NODE_NAME_SIZE 60
+
 /* Name of the handle's current lock node ("_c_...-lock-0000000042") into
- * buf, while it has one. Errors: ZKL_EINVAL (NULL, or len too small:
- * 57 bytes suffice, for the eleven-character sequences ZooKeeper prints
- * past 2^31), ZKL_ENOTPENDING (no node). */
+ * buf, while it has one. Errors: ZKL_EINVAL (NULL, or len below
+ * ZKL_NODE_NAME_SIZE), ZKL_ENOTPENDING (no node). */
 ZKL_EXTERN int zkl_lock_node_name(const zkl_lock_t *lk, char *buf,
                                   size_t len);
 
@@ -510,6 +587,53 @@ typedef void (*zkl_contenders_cb)(zkl_client_t *c, int status,
  * ZKL_ESESSION (the session is gone), ZKL_EAUTH. */
 ZKL_EXTERN int zkl_contenders(zkl_client_t *c, const char *path,
                               zkl_contenders_cb cb, void *arg);
+
+/* One contender, as zkl_contenders_ex() reports it. */
+typedef struct zkl_contender {
+    const char *name;      /* child node name */
+    zkl_lock_kind_t kind;  /* by its name's tag */
+    int holds;             /* 1 when it holds by its kind's rule: a mutex
+                              or write node first in the queue, a read
+                              node with no write node before it */
+    const char *data;      /* its data, NUL-terminated for printing
+                              (len excludes the NUL); NULL if the node
+                              went before it could be read */
+    size_t len;
+} zkl_contender_t;
+
+/* v: the contenders in queue order, borrowed for the callback's
+ * duration. status as zkl_contenders_cb. */
+typedef void (*zkl_contenders_ex_cb)(zkl_client_t *c, int status,
+                                     const zkl_contender_t *v, size_t n,
+                                     void *arg);
+
+/* As zkl_contenders(), with each node's kind, whether it holds, and its
+ * data: one listing, then one read per child, pipelined. Errors: as
+ * zkl_contenders(). */
+ZKL_EXTERN int zkl_contenders_ex(zkl_client_t *c, const char *path,
+                                 zkl_contenders_ex_cb cb, void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Revocation                                                          */
+/* ------------------------------------------------------------------ */
+
+/* status: 0 when the request was written to n nodes (0 when nobody held
+ * or the holders went first), else as zkl_contenders_cb. */
+typedef void (*zkl_revoke_cb)(zkl_client_t *c, int status, size_t n,
+                              void *arg);
+
+/* Asks for a lock to be let go, as Curator's Revoker does: writes
+ * "__REVOKE__" into lock nodes under path (a mutex's or a read/write
+ * lock's): into node (a child name) when given, else into every node
+ * that holds now (the first mutex or write node, or the read nodes
+ * before the first write node). A revocable holder, zklock's
+ * (ZKL_LOCK_REVOKE_REQUESTED) or Curator's (its RevocationListener),
+ * is told; others never notice. A node that is gone is skipped.
+ * Callback: exactly once, from the loop. Errors: ZKL_EINVAL (NULL c, cb
+ * or path, a node name with a '/'), ZKL_EBADPATH, ZKL_ENOMEM,
+ * ZKL_ECLOSED, ZKL_ESESSION, ZKL_EAUTH. */
+ZKL_EXTERN int zkl_revoke(zkl_client_t *c, const char *path,
+                          const char *node, zkl_revoke_cb cb, void *arg);
 
 #ifdef __cplusplus
 }

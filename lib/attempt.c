@@ -45,14 +45,20 @@ static char *att_name(zkl__att_t *a)
     return a->path + a->dirlen + 1;
 }
 
-/* "<dir>/_c_<uuid>-lock-", NUL where the sequence will go. */
+static const zkl__recipe_t *att_recipe(const zkl__att_t *a)
+{
+    return zkl__recipe(a->kind);
+}
+
+/* "<dir>/_c_<uuid><tag>", NUL where the sequence will go. */
 static void att_new_uuid(zkl__att_t *a)
 {
+    const zkl__recipe_t *r = att_recipe(a);
     char *n = att_name(a);
 
     memcpy(n, "_c_", 3);
     zkl__uuid(n + 3);
-    memcpy(n + ZKL__PREFIX_LEN, ZKL__TAG, ZKL__TAG_LEN + 1);
+    memcpy(n + ZKL__PREFIX_LEN, r->tag, r->taglen + 1);
 }
 
 static void att_schedule(zkl__att_t *a, int next_op)
@@ -68,13 +74,15 @@ static void att_schedule(zkl__att_t *a, int next_op)
     c->ready_tail = &a->ready_next;
 }
 
-static zkl__att_t *att_alloc(zkl_client_t *c, const char *dir, size_t dirlen)
+static zkl__att_t *att_alloc(zkl_client_t *c, const char *dir, size_t dirlen,
+                             int kind)
 {
     zkl__att_t *a = zkl__calloc(1, sizeof *a + dirlen + 1 + ZKL__NAME_MAX + 1);
 
     if (a == NULL)
         return NULL;
     a->c = c;
+    a->kind = (uint8_t)kind;
     a->heap_idx = UINT32_MAX;
     a->pred_seq = UINT32_MAX;
     a->dirlen = (uint16_t)dirlen;
@@ -92,7 +100,7 @@ zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
      * callback the caller is owed. */
     if (zkl__evq_reserve(c, c->natts + c->nreqs + 1 + ZKL__EVQ_SLACK) !=
             ZKL_OK ||
-        (a = att_alloc(c, lk->path, strlen(lk->path))) == NULL)
+        (a = att_alloc(c, lk->path, strlen(lk->path), lk->kind)) == NULL)
         return NULL;
     a->lk = lk;
     att_new_uuid(a);
@@ -117,6 +125,35 @@ zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
     return a;
 }
 
+/* Curator's downgrade: the read node is created EPHEMERAL, not
+ * sequential, under the sequence of the write node its pair holds, so it
+ * sorts where that node does and no writer can come between; it holds
+ * as soon as it exists. It may only be created while that write node
+ * is held (see att_to_delete), and is never re-queued elsewhere. */
+zkl__att_t *zkl__att_new_downgrade(zkl_client_t *c, zkl_lock_t *lk,
+                                   const zkl__att_t *w)
+{
+    const char *seq = w->path + w->dirlen + 1 + ZKL__PREFIX_LEN +
+                      att_recipe(w)->taglen;
+    zkl__att_t *a;
+
+    if (zkl__evq_reserve(c, c->natts + c->nreqs + 1 + ZKL__EVQ_SLACK) !=
+            ZKL_OK ||
+        (a = att_alloc(c, lk->path, strlen(lk->path), ZKL_KIND_READ)) ==
+            NULL)
+        return NULL;
+    a->lk = lk;
+    att_new_uuid(a);
+    strcat(att_name(a), seq);
+    a->flags |= ZKL__F_FIXED;
+    a->goal = ZKL__GOAL_ACQUIRE;
+    a->node = ZKL__NODE_NONE;
+    ZKL__PUSH(&c->atts, a);
+    c->natts++;
+    att_schedule(a, ZKL__NEXT_CREATE);
+    return a;
+}
+
 /* A duplicate of our node (a lost create reply, retried, found twice):
  * deleted by an attempt of its own, so that it is tracked, counted in
  * zkl_client_pending() and retried through connection loss like any
@@ -130,14 +167,14 @@ static void delete_ghost_done(int rc, const void *data)
 static void ghost(zkl__att_t *owner, const char *name)
 {
     zkl_client_t *c = owner->c;
-    size_t len = zkl__own_name_len(name);
+    size_t len = zkl__own_name_len(name, owner->kind);
     zkl__att_t *g;
 
     if (len == 0)
         return;
     ZKL_LOG(ZKL_LOG_INFO, "zklock: deleting duplicate node %.*s/%s",
             (int)owner->dirlen, owner->path, name);
-    if ((g = att_alloc(c, owner->path, owner->dirlen)) == NULL) {
+    if ((g = att_alloc(c, owner->path, owner->dirlen, owner->kind)) == NULL) {
         /* Best effort without a record: it is ephemeral, so at worst it
          * lives as long as the session. */
         char p[ZKL_PATH_MAX + ZKL__NAME_MAX + 2];
@@ -184,7 +221,8 @@ void zkl__att_detach(zkl__att_t *a, int ev, int status)
         return;
     if (ev != 0)
         zkl__queue_event(a->c, ZKL__EV_LOCK, lk, ev, status);
-    lk->att = NULL;
+    if (lk->att == a)
+        lk->att = NULL;
     a->lk = NULL;
 }
 
@@ -204,11 +242,21 @@ static int delete_step_for(const zkl__att_t *a)
     return ZKL__NEXT_NOTHING;
 }
 
-/* Every attempt that stops holding does it here. */
+/* Every attempt that stops holding does it here. A downgrade that has
+ * not held yet dies with the write hold it stands on: once the write
+ * node may go, a read node created under its sequence could come after
+ * a writer that took the lock meanwhile. */
 static void att_to_delete(zkl__att_t *a)
 {
-    if (a->goal == ZKL__GOAL_HOLD)
+    zkl__att_t *d;
+
+    if (a->goal == ZKL__GOAL_HOLD) {
         a->c->nholds--;
+        if (a->lk != NULL && a->lk->pair != NULL &&
+            (d = a->lk->pair->att) != NULL && (d->flags & ZKL__F_FIXED) &&
+            d->goal == ZKL__GOAL_ACQUIRE)
+            zkl__att_let_go(d, ZKL_LOCK_FAILED, ZKL_ECANCELED);
+    }
     a->goal = ZKL__GOAL_DELETE;
 }
 
@@ -217,9 +265,9 @@ static void att_to_delete(zkl__att_t *a)
  * background. */
 void zkl__att_let_go(zkl__att_t *a, int ev, int status)
 {
+    att_to_delete(a); /* while it still knows its handle's pair */
     zkl__att_detach(a, ev, status);
     att_unfile(a);
-    att_to_delete(a);
     att_schedule(a, ZKL__NEXT_NOTHING);
 }
 
@@ -349,9 +397,34 @@ static void send_list(zkl__att_t *a)
         a->c->stats.listings++;
 }
 
+/* What our node carries: the handle's data, else Curator's default (the
+ * local address; nothing for a revocable holder, whose data is where a
+ * revocation request lands). */
+static void node_data(const zkl__att_t *a, const char **data, int *len)
+{
+    const zkl_lock_t *lk = a->lk;
+
+    *data = NULL;
+    *len = -1;
+    if (lk == NULL)
+        return;
+    if (lk->datalen >= 0) {
+        *data = lk->data;
+        *len = lk->datalen;
+    } else if (lk->revocable) {
+        *data = "";
+        *len = 0;
+    } else if (a->c->local_ip[0] != '\0') {
+        *data = a->c->local_ip;
+        *len = (int)strlen(a->c->local_ip);
+    }
+}
+
 static void send_create(zkl__att_t *a, int with_parents)
 {
     zhandle_t *zh = a->c->zh;
+    const char *data;
+    int len;
 
     if (with_parents) {
         /* Ancestors first, pipelined: the server answers in order, so the
@@ -376,8 +449,16 @@ static void send_create(zkl__att_t *a, int with_parents)
     /* A new node, so no view of the queue covers it yet. */
     zkl__queue_leave(a->c, a);
     a->flags &= (uint16_t)~ZKL__F_AT_HEAD;
-    att_name(a)[ZKL__PREFIX_LEN + ZKL__TAG_LEN] = '\0';
-    if (!sent(a, zoo_acreate2(zh, a->path, NULL, -1, &a->c->acl,
+    node_data(a, &data, &len);
+    if (a->flags & ZKL__F_FIXED) {
+        /* Its whole name is known: no listing needed to place it. */
+        if (sent(a, zoo_acreate2(zh, a->path, data, len, &a->c->acl,
+                                 ZOO_EPHEMERAL, create_done, a)))
+            a->node = ZKL__NODE_MAYBE;
+        return;
+    }
+    att_name(a)[ZKL__PREFIX_LEN + att_recipe(a)->taglen] = '\0';
+    if (!sent(a, zoo_acreate2(zh, a->path, data, len, &a->c->acl,
                               ZOO_EPHEMERAL_SEQUENTIAL, create_done, a)))
         return;
     a->node = ZKL__NODE_MAYBE; /* until the reply says otherwise */
@@ -398,7 +479,8 @@ static int waits_on(const zkl__att_t *w, const char *path);
 /* A local waiter queued right behind path, idle until it is woken. */
 static int next_in_line(const zkl__att_t *w, const void *path)
 {
-    return w->goal == ZKL__GOAL_ACQUIRE && w->node == ZKL__NODE_KNOWN &&
+    return att_recipe(w)->chain && w->goal == ZKL__GOAL_ACQUIRE &&
+           w->node == ZKL__NODE_KNOWN &&
            w->inflight == 0 && w->next_op == ZKL__NEXT_NOTHING &&
            !(w->flags & ZKL__F_READY) && waits_on(w, path);
 }
@@ -548,6 +630,35 @@ void zkl__run_ready(zkl_client_t *c)
     c->stepping = 0;
 }
 
+/* A downgrade's create, with no listing behind it: its node sorts with
+ * the write node its pair holds, so it holds once it exists. ZNODEEXISTS
+ * is our own create applied before a lost reply (the uuid is fresh):
+ * the own-node read tells its czxid and that this session owns it. */
+static void fixed_created(zkl__att_t *a, int rc)
+{
+    if (zkl__rc_class(rc) == ZKL__RC_EXISTS)
+        a->node = ZKL__NODE_KNOWN;
+    switch ((enum zkl__node)a->node) {
+    case ZKL__NODE_KNOWN:
+        a->flags |= ZKL__F_AT_HEAD;
+        if (a->czxid != 0)
+            grant(a);
+        else
+            after_reply(a, ZKL__NEXT_CONFIRM);
+        return;
+    case ZKL__NODE_MAYBE:
+        after_reply(a, ZKL__NEXT_CREATE);
+        return;
+    case ZKL__NODE_NONE:
+        /* No parent: the write node is gone with it; its hold hears of
+         * it by its own watch. */
+        if (zkl__rc_class(rc) == ZKL__RC_NONODE)
+            att_fail(a, ZKL_ENODEGONE);
+        break;
+    }
+    after_reply(a, ZKL__NEXT_NOTHING);
+}
+
 static void create_done(int rc, const char *value, const struct Stat *st,
                         const void *data)
 {
@@ -559,7 +670,7 @@ static void create_done(int rc, const char *value, const struct Stat *st,
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
         name = value != NULL ? strrchr(value, '/') : NULL;
-        if (name != NULL && zkl__own_name_len(name + 1) > 0 &&
+        if (name != NULL && zkl__own_name_len(name + 1, a->kind) > 0 &&
             strncmp(name + 1, att_name(a), ZKL__PREFIX_LEN) == 0) {
             strcpy(att_name(a), name + 1);
             a->node = ZKL__NODE_KNOWN;
@@ -586,6 +697,10 @@ static void create_done(int rc, const char *value, const struct Stat *st,
         refused(a, rc, "create under");
         break;
     }
+    if ((a->flags & ZKL__F_FIXED) && a->goal == ZKL__GOAL_ACQUIRE) {
+        fixed_created(a, rc);
+        return;
+    }
     /* The pipelined listing, if sent, decides. */
     after_reply(a, ZKL__NEXT_NOTHING);
 }
@@ -602,7 +717,8 @@ static void grant(zkl__att_t *a)
         return;
     }
     /* Nothing below our node is alive now, and we need no view. */
-    zkl__queue_trim(a->c, a, zkl__seq_of(att_name(a)));
+    if (att_recipe(a)->chain)
+        zkl__queue_trim(a->c, a, zkl__seq_of(att_name(a)));
     zkl__queue_leave(a->c, a);
     a->flags &= (uint16_t)~ZKL__F_AT_HEAD;
     a->goal = ZKL__GOAL_HOLD;
@@ -634,7 +750,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
                 own = n;
             else
                 ghost(a, n);
-        } else if (zkl__own_name_len(n) > 0) {
+        } else if (zkl__own_name_len(n, a->kind) > 0) {
             /* After a lost create reply: whatever carries our uuid (the
              * lowest, if a retry made two). */
             if (own == NULL || zkl__name_cmp(n, own) < 0) {
@@ -662,7 +778,19 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
         after_reply(a, ZKL__NEXT_NOTHING); /* a delete: the step goes on */
         return;
     }
-    pred = a->lk->recipe->blocker(sv, me);
+    /* Another kind of lock on this path orders the queue its own way:
+     * neither could honour the other. */
+    for (i = 0; i < sv->count; i++) {
+        if (att_recipe(a)->foreign(sv->data[i])) {
+            ZKL_LOG(ZKL_LOG_ERROR, "zklock: %.*s: %s lock beside node %s",
+                    (int)a->dirlen, a->path, att_recipe(a)->name,
+                    sv->data[i]);
+            att_fail(a, ZKL_EKIND);
+            after_reply(a, ZKL__NEXT_NOTHING);
+            return;
+        }
+    }
+    pred = att_recipe(a)->blocker(sv, me);
     if (pred == NULL) {
         /* Granted. The watch on our own node, which reports a deletion by
          * someone else, is armed once the callbacks have run and only if
@@ -678,7 +806,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
         zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ELOCKED);
     } else {
         a->pred_seq = zkl__seq_of(pred);
-        if (a->lk->recipe->chain)
+        if (att_recipe(a)->chain)
             zkl__queue_learn(a->c, a, sv, me);
         watch_pred(a, pred);
         after_reply(a, ZKL__NEXT_NOTHING);
@@ -760,7 +888,7 @@ static void pred_watch_done(int rc, const char *value, int len,
         break;
     case ZKL__RC_NONODE:
         /* Gone already: the next one down, or look again. */
-        if (a->lk->recipe->chain && a->pred_seq != UINT32_MAX) {
+        if (att_recipe(a)->chain && a->pred_seq != UINT32_MAX) {
             zkl__queue_gone(a->c, a, a->pred_seq);
             next = ZKL__NEXT_DESCEND;
         } else {
@@ -789,6 +917,22 @@ static int read_ahead_next(const zkl__att_t *a)
     return (a->flags & ZKL__F_IN_TABLE) ? ZKL__NEXT_NOTHING : ZKL__NEXT_LIST;
 }
 
+/* Curator's Revoker writes this into a holder's node. */
+#define REVOKE_MESSAGE "__REVOKE__"
+
+/* A revocable hold whose node now carries the request: told once. */
+static void check_revoke(zkl__att_t *a, const char *value, int len)
+{
+    if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL && a->lk->revocable &&
+        !(a->flags & ZKL__F_REVOKED) && value != NULL &&
+        len == (int)sizeof REVOKE_MESSAGE - 1 &&
+        memcmp(value, REVOKE_MESSAGE, (size_t)len) == 0) {
+        a->flags |= ZKL__F_REVOKED;
+        zkl__queue_event(a->c, ZKL__EV_LOCK, a->lk,
+                         ZKL_LOCK_REVOKE_REQUESTED, ZKL_OK);
+    }
+}
+
 static void own_watch_done(int rc, const char *value, int len,
                            const struct Stat *st, const void *data)
 {
@@ -796,8 +940,6 @@ static void own_watch_done(int rc, const char *value, int len,
     zkl_client_t *c = a->c;
     int next = ZKL__NEXT_NOTHING;
 
-    (void)value;
-    (void)len;
     a->flags &= (uint16_t)~ZKL__F_CONFIRMING;
     if (c->closing)
         return;
@@ -820,9 +962,11 @@ static void own_watch_done(int rc, const char *value, int len,
             /* At the head of the queue, and our node is there: hold. */
             grant(a);
             a->flags &= (uint16_t)~ZKL__F_WATCH_OWN; /* watched already */
+            check_revoke(a, value, len);
             return;
         }
         zkl__wtab_add(c, a, zkl__hash(a->path));
+        check_revoke(a, value, len);
         if (a->flags & ZKL__F_SUSPENDED) {
             a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
             zkl__queue_event(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
@@ -941,7 +1085,8 @@ static void hand_on(zkl_client_t *c, const char *path, int lowest)
         nx = a->wnext;
         a->wnext = NULL;
         if (a->goal == ZKL__GOAL_ACQUIRE) {
-            if (lowest && !handed && a->node == ZKL__NODE_KNOWN &&
+            if (lowest && !handed && att_recipe(a)->chain &&
+                a->node == ZKL__NODE_KNOWN &&
                 (a->inflight == 0 || (a->flags & ZKL__F_CONFIRMING)) &&
                 waits_on(a, path)) {
                 /* Its own-node read, if sent with the release, answers
@@ -951,7 +1096,7 @@ static void hand_on(zkl_client_t *c, const char *path, int lowest)
                 a->flags |= ZKL__F_AT_HEAD;
                 if (!(a->flags & ZKL__F_CONFIRMING))
                     att_schedule(a, ZKL__NEXT_CONFIRM);
-            } else if (a->lk->recipe->chain && waits_on(a, path)) {
+            } else if (att_recipe(a)->chain && waits_on(a, path)) {
                 att_schedule(a, ZKL__NEXT_DESCEND);
             } else {
                 att_schedule(a, ZKL__NEXT_LIST);
@@ -1047,7 +1192,7 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
             att_schedule(a, ZKL__NEXT_NOTHING);
             break;
         case ZKL__GOAL_ACQUIRE:
-            if (status == ZKL_ESESSION) {
+            if (status == ZKL_ESESSION && !(a->flags & ZKL__F_FIXED)) {
                 /* Re-queue on the new session, under a fresh uuid so no
                  * node of the old session can be taken for ours. */
                 att_new_uuid(a);

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "internal.h"
 
@@ -254,12 +256,34 @@ static void keepalive(zkl_client_t *c, uint64_t now)
     }
 }
 
+/* Curator's default lock node data is the local address, as text: ours
+ * is the one this connection leaves from (the address a peer would see). */
+static void note_local_ip(zkl_client_t *c)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    const void *addr = NULL;
+
+    if (c->io_fd < 0 ||
+        getsockname(c->io_fd, (struct sockaddr *)&ss, &len) != 0)
+        return;
+    if (ss.ss_family == AF_INET)
+        addr = &((struct sockaddr_in *)&ss)->sin_addr;
+    else if (ss.ss_family == AF_INET6)
+        addr = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+    if (addr == NULL ||
+        inet_ntop(ss.ss_family, addr, c->local_ip, sizeof c->local_ip) ==
+            NULL)
+        c->local_ip[0] = '\0';
+}
+
 static void on_session_event(zkl_client_t *c, int state)
 {
     if (state == ZOO_CONNECTED_STATE) {
         const clientid_t *id = zoo_client_id(c->zh);
         int reconnect = c->ever_connected;
 
+        note_local_ip(c);
         c->connected = 1;
         c->ever_connected = 1;
         c->session_id = id != NULL ? id->client_id : 0;

@@ -1,12 +1,19 @@
-/* Listing a lock's queue, in the order the recipe grants it. Owns each
- * zkl__contenders_req_t from zkl_contenders() until its callback ran:
- * the completion only records the answer (it can fire inside any call
- * into the ZooKeeper client, API calls included); the client's drain
- * delivers it. */
+/* Requests about a lock path that are not lock attempts: listing its
+ * queue (names, or names with kinds and data) and asking its holders to
+ * let go (revocation). Owns each zkl__contenders_req_t from the call
+ * until its callback ran: the completions only record the answers (they
+ * can fire inside any call into the ZooKeeper client, API calls
+ * included), and send what the listing's borrowed names make necessary;
+ * the client's drain delivers. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+
+#define REQ(data) ((zkl__contenders_req_t *)(uintptr_t)(data))
+
+/* What Curator's Revoker writes. */
+static const char revoke_message[] = "__REVOKE__";
 
 static int cmp_names(const void *x, const void *y)
 {
@@ -37,15 +44,174 @@ static int copy_names(zkl__contenders_req_t *r, const struct String_vector *sv)
     return ZKL_OK;
 }
 
-static void contenders_done(int rc, const struct String_vector *sv,
-                            const struct Stat *st, const void *data)
+/* Who holds, by each kind's rule, read off the queue in order: a mutex
+ * or write node at the front; read nodes before the first write node. */
+static int fill_kinds(zkl__contenders_req_t *r)
 {
-    zkl__contenders_req_t *r = (zkl__contenders_req_t *)(uintptr_t)data;
+    int seen_write = 0;
+    size_t i;
+
+    if ((r->v = zkl__calloc(r->n, sizeof *r->v)) == NULL)
+        return ZKL_ENOMEM;
+    for (i = 0; i < r->n; i++) {
+        zkl_contender_t *e = &r->v[i];
+
+        e->name = r->names[i];
+        e->kind = zkl__kind_of(e->name);
+        if (e->kind == ZKL_KIND_MUTEX || e->kind == ZKL_KIND_WRITE)
+            e->holds = i == 0;
+        else if (e->kind == ZKL_KIND_READ)
+            e->holds = !seen_write;
+        if (e->kind == ZKL_KIND_WRITE)
+            seen_write = 1;
+    }
+    return ZKL_OK;
+}
+
+static void req_done(zkl__contenders_req_t *r)
+{
+    zkl_client_t *c = r->c;
+
+    if (zkl__queue_event(c, ZKL__EV_CONTENDERS, r, 0, r->status) != ZKL_OK) {
+        c->nreqs--;
+        zkl__contenders_free(r);
+    }
+}
+
+/* A failed part fails the whole, first error first. */
+static void note_status(zkl__contenders_req_t *r, int rc)
+{
+    if (r->status != ZKL_OK)
+        return;
+    if (zkl__rc_class(rc) == ZKL__RC_GONE)
+        /* ZCLOSING outside a teardown: the old handle of a renewed
+         * session. */
+        r->status = rc == ZCLOSING && !r->c->closing ? ZKL_ESESSION
+                                                      : zkl__from_zk(rc);
+    else
+        r->status = zkl__from_zk(rc);
+}
+
+/* One answer to a request sent after the listing. They come back in the
+ * order they were sent (the ZooKeeper client completes in order), so
+ * the next one is for entry `answered`. */
+static zkl__contenders_req_t *part_answered(const void *data, int rc)
+{
+    zkl__contenders_req_t *r = REQ(data);
+
+    if (!r->c->closing)
+        zkl__on_result(r->c, rc, r->sent_at);
+    r->outstanding--;
+    switch (zkl__rc_class(rc)) {
+    case ZKL__RC_OK:
+    case ZKL__RC_NONODE: /* went meanwhile: nothing to read or ask */
+        break;
+    default:
+        note_status(r, rc);
+        break;
+    }
+    return r;
+}
+
+static void data_done(int rc, const char *value, int len,
+                      const struct Stat *st, const void *data)
+{
+    zkl__contenders_req_t *r = part_answered(data, rc);
+    zkl_contender_t *e = &r->v[r->answered++];
+    char *copy;
+
+    (void)st;
+    if (rc == ZOK) {
+        size_t n = value != NULL && len > 0 ? (size_t)len : 0;
+
+        if ((copy = zkl__malloc(n + 1)) == NULL) {
+            if (r->status == ZKL_OK)
+                r->status = ZKL_ENOMEM;
+        } else {
+            if (n > 0)
+                memcpy(copy, value, n);
+            copy[n] = '\0';
+            e->data = copy;
+            e->len = n;
+        }
+    }
+    if (r->outstanding == 0)
+        req_done(r);
+}
+
+static void set_done(int rc, const struct Stat *st, const void *data)
+{
+    zkl__contenders_req_t *r = part_answered(data, rc);
+
+    (void)st;
+    if (rc == ZOK)
+        r->nrevoked++;
+    if (r->outstanding == 0)
+        req_done(r);
+}
+
+/* Sends one part (a read or a revocation) for child name. */
+static int send_part(zkl__contenders_req_t *r, const char *name)
+{
+    size_t dl = strlen(r->path), nl = strlen(name);
+    char *p = zkl__malloc(dl + 1 + nl + 1);
+    int rc;
+
+    if (p == NULL)
+        return ZKL_ENOMEM;
+    memcpy(p, r->path, dl);
+    p[dl] = '/';
+    memcpy(p + dl + 1, name, nl + 1);
+    if (r->mode == ZKL__REQ_EX)
+        rc = zoo_aget(r->c->zh, p, 0, data_done, r);
+    else
+        rc = zoo_aset(r->c->zh, p, revoke_message,
+                      (int)sizeof revoke_message - 1, -1, set_done, r);
+    zkl__free(p);
+    if (rc != ZOK)
+        return zkl__from_zk(rc);
+    r->outstanding++;
+    return ZKL_OK;
+}
+
+/* The listing is in: reads or revocations for the nodes that need them,
+ * pipelined. An EX listing needs an entry for every node, so a failed
+ * send ends it; a revocation goes on with the others. */
+static void after_listing(zkl__contenders_req_t *r)
+{
+    size_t i;
+    int rc;
+
+    if (r->mode == ZKL__REQ_NAMES || r->status != ZKL_OK || r->n == 0)
+        return;
+    if (r->c->closing) {
+        r->status = ZKL_ECLOSED;
+        return;
+    }
+    if ((r->status = fill_kinds(r)) != ZKL_OK)
+        return;
+    for (i = 0; i < r->n; i++) {
+        if (r->mode == ZKL__REQ_REVOKE &&
+            (!r->v[i].holds || r->v[i].kind > ZKL_KIND_WRITE))
+            continue;
+        if ((rc = send_part(r, r->names[i])) != ZKL_OK) {
+            r->status = rc;
+            if (r->mode == ZKL__REQ_EX)
+                return;
+        }
+    }
+}
+
+static void list_done(int rc, const struct String_vector *sv,
+                      const struct Stat *st, const void *data)
+{
+    zkl__contenders_req_t *r = REQ(data);
     zkl_client_t *c = r->c;
 
     (void)st;
     if (!c->closing)
         zkl__on_result(c, rc, r->sent_at);
+    r->outstanding--;
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
         r->status = sv != NULL && sv->count > 0 ? copy_names(r, sv) : ZKL_OK;
@@ -53,34 +219,93 @@ static void contenders_done(int rc, const struct String_vector *sv,
     case ZKL__RC_NONODE:
         r->status = ZKL_OK; /* no lock path: nobody contends */
         break;
-    case ZKL__RC_GONE:
-        /* ZCLOSING outside a teardown: the old handle of a renewed
-         * session. */
-        r->status = rc == ZCLOSING && !c->closing ? ZKL_ESESSION
-                                                  : zkl__from_zk(rc);
-        break;
     default:
-        r->status = zkl__from_zk(rc);
+        note_status(r, rc);
         break;
     }
-    if (zkl__queue_event(c, ZKL__EV_CONTENDERS, r, 0, r->status) != ZKL_OK) {
-        c->nreqs--;
-        zkl__contenders_free(r);
-    }
+    after_listing(r);
+    if (r->outstanding == 0)
+        req_done(r);
 }
 
 void zkl__contenders_deliver(zkl__contenders_req_t *r)
 {
     int ok = r->status == ZKL_OK;
 
-    r->cb(r->c, r->status, ok ? r->names : NULL, ok ? r->n : 0, r->arg);
+    switch (r->mode) {
+    case ZKL__REQ_NAMES:
+        r->cb.names(r->c, r->status, ok ? r->names : NULL, ok ? r->n : 0,
+                    r->arg);
+        break;
+    case ZKL__REQ_EX:
+        r->cb.ex(r->c, r->status, ok ? r->v : NULL, ok ? r->n : 0, r->arg);
+        break;
+    case ZKL__REQ_REVOKE:
+        r->cb.revoke(r->c, r->status, r->nrevoked, r->arg);
+        break;
+    }
     zkl__contenders_free(r);
 }
 
 void zkl__contenders_free(zkl__contenders_req_t *r)
 {
+    size_t i;
+
+    if (r->v != NULL)
+        for (i = 0; i < r->n; i++)
+            zkl__free((void *)(uintptr_t)r->v[i].data);
+    zkl__free(r->v);
     zkl__free(r->names);
     zkl__free(r);
+}
+
+/* Checks, reserves the callback's room, allocates. */
+static int req_new(zkl__contenders_req_t **out, zkl_client_t *c,
+                   const char *path, int mode, void *arg)
+{
+    zkl__contenders_req_t *r;
+    size_t len;
+    int rc;
+
+    *out = NULL;
+    if ((rc = zkl__path_check(path, 0)) != ZKL_OK)
+        return rc;
+    if (c->freeing || c->closing || c->zh == NULL)
+        return ZKL_ECLOSED;
+    if (c->dead)
+        return c->dead;
+    len = strlen(path);
+    /* Its callback's room in the queue is set aside now (see
+     * zkl__att_new). */
+    if (zkl__evq_reserve(c, c->natts + c->nreqs + 1 + ZKL__EVQ_SLACK) !=
+            ZKL_OK ||
+        (r = zkl__calloc(1, sizeof *r + len + 1)) == NULL)
+        return ZKL_ENOMEM;
+    r->c = c;
+    r->mode = mode;
+    r->arg = arg;
+    r->sent_at = zkl__now_ms();
+    memcpy(r->path, path, len + 1);
+    *out = r;
+    return ZKL_OK;
+}
+
+/* Accounts for a request the ZooKeeper client took (queued even while
+ * disconnected; it fails with ZCONNECTIONLOSS if the connection does not
+ * come up), or frees it. */
+static int req_start(zkl__contenders_req_t *r, int rc)
+{
+    zkl_client_t *c = r->c;
+
+    if (rc != ZOK) {
+        zkl__free(r);
+        /* ZINVALIDSTATE: the handle is dead, the session with it. */
+        return rc == ZINVALIDSTATE ? ZKL_ESESSION : zkl__from_zk(rc);
+    }
+    r->outstanding++;
+    c->nreqs++;
+    zkl__kick(c);
+    return ZKL_OK;
 }
 
 int zkl_contenders(zkl_client_t *c, const char *path, zkl_contenders_cb cb,
@@ -91,29 +316,46 @@ int zkl_contenders(zkl_client_t *c, const char *path, zkl_contenders_cb cb,
 
     if (c == NULL || cb == NULL || path == NULL)
         return ZKL_EINVAL;
-    if ((rc = zkl__path_check(path, 0)) != ZKL_OK)
+    if ((rc = req_new(&r, c, path, ZKL__REQ_NAMES, arg)) != ZKL_OK)
         return rc;
-    if (c->freeing || c->closing || c->zh == NULL)
-        return ZKL_ECLOSED;
-    if (c->dead)
-        return c->dead;
-    /* Its callback's room in the queue is set aside now (see
-     * zkl__att_new). */
-    if (zkl__evq_reserve(c, c->natts + c->nreqs + 1 + ZKL__EVQ_SLACK) !=
-            ZKL_OK ||
-        (r = zkl__calloc(1, sizeof *r)) == NULL)
-        return ZKL_ENOMEM;
-    r->c = c;
-    r->cb = cb;
-    r->arg = arg;
-    r->sent_at = zkl__now_ms();
-    /* Queued by the ZooKeeper client even while disconnected; it fails
-     * with ZCONNECTIONLOSS if the connection does not come up. */
-    rc = zoo_aget_children2(c->zh, path, 0, contenders_done, r);
-    if (rc != ZOK) {
+    r->cb.names = cb;
+    return req_start(r, zoo_aget_children2(c->zh, path, 0, list_done, r));
+}
+
+int zkl_contenders_ex(zkl_client_t *c, const char *path,
+                      zkl_contenders_ex_cb cb, void *arg)
+{
+    zkl__contenders_req_t *r;
+    int rc;
+
+    if (c == NULL || cb == NULL || path == NULL)
+        return ZKL_EINVAL;
+    if ((rc = req_new(&r, c, path, ZKL__REQ_EX, arg)) != ZKL_OK)
+        return rc;
+    r->cb.ex = cb;
+    return req_start(r, zoo_aget_children2(c->zh, path, 0, list_done, r));
+}
+
+int zkl_revoke(zkl_client_t *c, const char *path, const char *node,
+               zkl_revoke_cb cb, void *arg)
+{
+    zkl__contenders_req_t *r;
+    int rc;
+
+    if (c == NULL || cb == NULL || path == NULL ||
+        (node != NULL && (node[0] == '\0' || strchr(node, '/') != NULL ||
+                          strcmp(node, ".") == 0 || strcmp(node, "..") == 0 ||
+                          strlen(node) > ZKL_PATH_MAX)))
+        return ZKL_EINVAL;
+    if ((rc = req_new(&r, c, path, ZKL__REQ_REVOKE, arg)) != ZKL_OK)
+        return rc;
+    r->cb.revoke = cb;
+    if (node == NULL) /* the holders, once the listing tells them */
+        return req_start(r, zoo_aget_children2(c->zh, path, 0, list_done,
+                                               r));
+    if ((rc = send_part(r, node)) != ZKL_OK) {
         zkl__free(r);
-        /* ZINVALIDSTATE: the handle is dead, the session with it. */
-        return rc == ZINVALIDSTATE ? ZKL_ESESSION : zkl__from_zk(rc);
+        return rc;
     }
     c->nreqs++;
     zkl__kick(c);

@@ -10,18 +10,17 @@
 
 #include "zklock.h"
 
-/* "_c_" + 36-char uuid + "-lock-": Curator's protected-mode prefix, which
- * is what lets a lost create reply be recovered by name. ZooKeeper prints
- * the sequence with %010d of a signed 32-bit counter: ten characters, or
- * eleven past 2^31 ("-2147483648"). */
+/* "_c_" + 36-char uuid + a tag ("-lock-", "-__READ__", "-__WRIT__"):
+ * Curator's protected-mode prefix, which is what lets a lost create reply
+ * be recovered by name. ZooKeeper prints the sequence with %010d of a
+ * signed 32-bit counter: ten characters, or eleven past 2^31
+ * ("-2147483648"). */
 #define ZKL__UUID_LEN 36
 #define ZKL__PREFIX_LEN (3 + ZKL__UUID_LEN)      /* "_c_<uuid>" */
-#define ZKL__TAG "-lock-"
-#define ZKL__TAG_LEN 6
+#define ZKL__TAG_MAX 9                           /* "-__READ__" */
 #define ZKL__SEQ_LEN 10
 #define ZKL__SEQ_MAX_LEN 11
-#define ZKL__NAME_LEN (ZKL__PREFIX_LEN + ZKL__TAG_LEN + ZKL__SEQ_LEN)
-#define ZKL__NAME_MAX (ZKL__PREFIX_LEN + ZKL__TAG_LEN + ZKL__SEQ_MAX_LEN)
+#define ZKL__NAME_MAX (ZKL__PREFIX_LEN + ZKL__TAG_MAX + ZKL__SEQ_MAX_LEN)
 
 /* Intrusive doubly linked lists: unlink node n (with prev/next fields)
  * from the list whose head pointer is *headp. */
@@ -70,7 +69,12 @@ uint64_t zkl__now_ms(void);
 uint64_t zkl__now_us(void);
 int zkl__path_check(const char *path, int allow_root);
 void zkl__uuid(char out[ZKL__UUID_LEN + 1]);
-/* Curator's sort key: the text after the last "lock-", else the name. */
+/* Curator's sort key: the text after the last "lock-" (its mutex), else
+ * after the last "__READ__" then "__WRIT__" (its read/write lock), else
+ * after the last "lease-", else the whole name. One key for every kind,
+ * so a listing sorts the same whichever kind reads it; the kinds' names
+ * never contain each other's tags, and a path used by two kinds is
+ * refused (ZKL_EKIND) rather than ordered. */
 const char *zkl__sort_key(const char *name);
 /* Total order used everywhere a queue is ordered (key, then name):
  * Curator's, so both agree on who holds a lock. */
@@ -82,9 +86,12 @@ uint64_t zkl__hashn(const char *s, size_t n);
  * name, including the eleven-character and negative suffixes past 2^31,
  * whose Curator order is not creation order (those queues are listed). */
 uint32_t zkl__seq_of(const char *name);
-/* Length of a lock node name zklock could have created ("_c_<uuid>
- * -lock-" then a ten- or eleven-character ZooKeeper sequence), else 0. */
-size_t zkl__own_name_len(const char *name);
+/* Length of a lock node name zklock could have created for a lock of
+ * this kind ("_c_<uuid>" + the kind's tag + a ten- or eleven-character
+ * ZooKeeper sequence), else 0. */
+size_t zkl__own_name_len(const char *name, int kind);
+/* What kind of lock a child name belongs to, by Curator's tags. */
+zkl_lock_kind_t zkl__kind_of(const char *name);
 
 /* ---- error.c: ZooKeeper result codes, classified once ---- */
 enum zkl__rc_class {
@@ -164,6 +171,10 @@ enum zkl__next {
 #define ZKL__F_AT_HEAD 0x100   /* first in the queue: holds once its own
                                   node is confirmed */
 #define ZKL__F_CONFIRMING 0x200 /* its own-node read is in flight */
+#define ZKL__F_FIXED 0x400     /* a downgrade: one EPHEMERAL node named
+                                  after the write node it keeps the place
+                                  of; never re-created elsewhere */
+#define ZKL__F_REVOKED 0x800   /* ZKL_LOCK_REVOKE_REQUESTED delivered */
 
 /* One attempt: one lock node's life, from create to gone. Owned by the
  * client (on c->atts) from acquire until its node is known gone and no
@@ -195,10 +206,14 @@ struct zkl__att {
     uint16_t dirlen;          /* strlen(lock path) */
     uint8_t goal, node, next_op;
     uint8_t parent_rounds;    /* ZNONODE retries, bounded */
-    char path[];              /* "<dir>/_c_<uuid>-lock-<seq>" */
+    uint8_t kind;             /* zkl_lock_kind_t: its recipe */
+    char path[];              /* "<dir>/_c_<uuid><tag><seq>" */
 };
 
 zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout);
+/* The read side taking the place of its pair's held write node w. */
+zkl__att_t *zkl__att_new_downgrade(zkl_client_t *c, zkl_lock_t *lk,
+                                   const zkl__att_t *w);
 void zkl__att_free(zkl__att_t *a);
 /* Cuts the handle/attempt link, queueing ev (if not 0) for the handle. */
 void zkl__att_detach(zkl__att_t *a, int ev, int status);
@@ -214,48 +229,78 @@ void zkl__on_session_gone(zkl_client_t *c, int status);
 void zkl__on_deadlines(zkl_client_t *c, uint64_t now);
 
 /* ---- recipes.c ----
- * What differs between a mutex, a read/write lock and a semaphore is one
- * decision: given the lock path's children and our node, which node must
- * go before we may proceed. The attempt machine does everything else
- * (create, recover, list, watch, re-check, delete). */
+ * What differs between a mutex and the two sides of a read/write lock is
+ * the node name's tag and one decision: given the lock path's children
+ * and our node, which node must go before we may proceed. The attempt
+ * machine does everything else (create, recover, list, watch, re-check,
+ * delete). */
 typedef struct zkl__recipe {
-    const char *name;
+    const char *name;          /* for logs */
+    const char *tag;           /* after "_c_<uuid>" in our node names */
+    size_t taglen;
     /* The node to watch, or NULL when our node holds the lock. me is our
      * node's name; names are all children, in no particular order. */
     const char *(*blocker)(const struct String_vector *names,
                            const char *me);
-    /* 1 when the blocker is always the next lower node: then a waiter
-     * whose blocker went may take the next one from the queue view
-     * (queue.c) instead of listing again. */
+    /* 1 when only the lowest node holds and the blocker is always the
+     * next lower node: then a waiter whose blocker went may take the
+     * next one from the queue view (queue.c) instead of listing again,
+     * and a local holder's release hands on to the waiter behind it. */
     int chain;
+    /* 1 when a child of the lock path belongs to another kind of lock,
+     * whose order this one cannot honour. */
+    int (*foreign)(const char *name);
 } zkl__recipe_t;
 
-extern const zkl__recipe_t zkl__mutex_recipe;
+/* kind: zkl_lock_kind_t, ZKL_KIND_MUTEX .. ZKL_KIND_WRITE. */
+const zkl__recipe_t *zkl__recipe(int kind);
 
 /* ---- lock.c: the public handle ---- */
 struct zkl_lock {
-    const zkl__recipe_t *recipe;
     zkl_client_t *c;          /* NULL once the client is gone */
     zkl_lock_t *prev, *next;  /* c->locks */
     zkl__att_t *att;          /* current attempt, or NULL when idle */
+    zkl_lock_t *pair;         /* the other side of zkl_rwlock_new() */
     zkl_lock_cb cb;
     void *arg;
+    char *data;               /* lock node data (owned), NULL: default */
+    int datalen;              /* -1: the client's default */
     unsigned nqueued;         /* events in c->evq naming this handle */
+    uint8_t kind;             /* zkl_lock_kind_t */
+    uint8_t revocable;
     char path[];
 };
 
+/* The handle's recipe. */
+#define ZKL__RECIPE(lk) zkl__recipe((lk)->kind)
+
 /* ---- contenders.c ---- */
-/* A contenders request: owned by the client from zkl_contenders() until
- * its callback has run (by the ZooKeeper client's completion while in
- * flight, then by its event in c->evq). */
+enum zkl__req_mode {
+    ZKL__REQ_NAMES,  /* zkl_contenders() */
+    ZKL__REQ_EX,     /* zkl_contenders_ex(): and a read per child */
+    ZKL__REQ_REVOKE  /* zkl_revoke(): and a write per holder */
+};
+/* A listing or revocation request: owned by the client from the call
+ * until its callback has run (by the ZooKeeper client's completions while
+ * any part is in flight, then by its event in c->evq). */
 struct zkl__contenders_req {
     zkl_client_t *c;
-    zkl_contenders_cb cb;
+    int mode;                 /* enum zkl__req_mode */
+    union {
+        zkl_contenders_cb names;
+        zkl_contenders_ex_cb ex;
+        zkl_revoke_cb revoke;
+    } cb;
     void *arg;
     uint64_t sent_at;
     int status;
     const char **names;       /* sorted, into the same block; NULL if 0 */
     size_t n;
+    zkl_contender_t *v;       /* EX and REVOKE: n entries; data owned */
+    size_t outstanding;       /* parts in flight */
+    size_t answered;          /* EX: reads answered, in send order */
+    size_t nrevoked;          /* REVOKE: requests written */
+    char path[];
 };
 void zkl__contenders_deliver(zkl__contenders_req_t *r);
 void zkl__contenders_free(zkl__contenders_req_t *r);
@@ -307,6 +352,8 @@ struct zkl_client {
     int expired;              /* the session is dead: renew it */
     int64_t session_id;
     int conn_state;           /* zkl_conn_event_t for zkl_client_state() */
+    char local_ip[48];        /* this end of the connection, as text: the
+                                 default lock node data; "" if unknown */
 
     /* How long the server may still keep the session: it expires it no
      * earlier than its last receipt from us plus the timeout, and the

@@ -8,6 +8,12 @@
 int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
                  zkl_lock_cb cb, void *arg)
 {
+    return zkl_lock_new_kind(out, c, path, ZKL_KIND_MUTEX, cb, arg);
+}
+
+int zkl_lock_new_kind(zkl_lock_t **out, zkl_client_t *c, const char *path,
+                      zkl_lock_kind_t kind, zkl_lock_cb cb, void *arg)
+{
     zkl_lock_t *lk;
     size_t len;
     int rc;
@@ -15,7 +21,9 @@ int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
     if (out == NULL)
         return ZKL_EINVAL;
     *out = NULL;
-    if (c == NULL || cb == NULL || path == NULL)
+    if (c == NULL || cb == NULL || path == NULL ||
+        (kind != ZKL_KIND_MUTEX && kind != ZKL_KIND_READ &&
+         kind != ZKL_KIND_WRITE))
         return ZKL_EINVAL;
     if ((rc = zkl__path_check(path, 0)) != ZKL_OK)
         return rc;
@@ -26,12 +34,76 @@ int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
     if (lk == NULL)
         return ZKL_ENOMEM;
     memcpy(lk->path, path, len + 1);
-    lk->recipe = &zkl__mutex_recipe;
+    lk->kind = (uint8_t)kind;
+    lk->datalen = -1;
     lk->c = c;
     lk->cb = cb;
     lk->arg = arg;
     ZKL__PUSH(&c->locks, lk);
     *out = lk;
+    return ZKL_OK;
+}
+
+int zkl_rwlock_new(zkl_lock_t **read_out, zkl_lock_t **write_out,
+                   zkl_client_t *c, const char *path, zkl_lock_cb cb,
+                   void *arg)
+{
+    zkl_lock_t *r, *w;
+    int rc;
+
+    if (read_out == NULL || write_out == NULL)
+        return ZKL_EINVAL;
+    *read_out = *write_out = NULL;
+    if ((rc = zkl_lock_new_kind(&r, c, path, ZKL_KIND_READ, cb, arg)) !=
+        ZKL_OK)
+        return rc;
+    if ((rc = zkl_lock_new_kind(&w, c, path, ZKL_KIND_WRITE, cb, arg)) !=
+        ZKL_OK) {
+        zkl_lock_free(r);
+        return rc;
+    }
+    r->pair = w;
+    w->pair = r;
+    *read_out = r;
+    *write_out = w;
+    return ZKL_OK;
+}
+
+zkl_lock_kind_t zkl_lock_kind(const zkl_lock_t *lk)
+{
+    return lk != NULL ? (zkl_lock_kind_t)lk->kind : ZKL_KIND_MUTEX;
+}
+
+/* ZooKeeper's default jute.maxbuffer is 1 MiB for the whole request. */
+#define ZKL__DATA_MAX 1000000
+
+int zkl_lock_set_data(zkl_lock_t *lk, const void *data, size_t len)
+{
+    char *copy = NULL;
+
+    if (lk == NULL || len > ZKL__DATA_MAX || (data == NULL && len > 0))
+        return ZKL_EINVAL;
+    if (lk->c == NULL)
+        return ZKL_ECLOSED;
+    if (data != NULL) {
+        if ((copy = zkl__malloc(len + 1)) == NULL)
+            return ZKL_ENOMEM;
+        memcpy(copy, data, len);
+        copy[len] = '\0';
+    }
+    zkl__free(lk->data);
+    lk->data = copy;
+    lk->datalen = data != NULL ? (int)len : -1;
+    return ZKL_OK;
+}
+
+int zkl_lock_set_revocable(zkl_lock_t *lk, int on)
+{
+    if (lk == NULL)
+        return ZKL_EINVAL;
+    if (lk->c == NULL)
+        return ZKL_ECLOSED;
+    lk->revocable = on != 0;
     return ZKL_OK;
 }
 
@@ -66,6 +138,9 @@ void zkl_lock_free(zkl_lock_t *lk)
         ZKL__UNLINK(&c->locks, lk);
         zkl__kick(c);
     }
+    if (lk->pair != NULL)
+        lk->pair->pair = NULL;
+    zkl__free(lk->data);
     zkl__free(lk);
 }
 
@@ -77,7 +152,15 @@ int zkl_lock_acquire(zkl_lock_t *lk, long timeout_ms)
         return rc;
     if (lk->att != NULL)
         return lk->att->goal == ZKL__GOAL_HOLD ? ZKL_EHELD : ZKL_EBUSY;
-    lk->att = zkl__att_new(lk->c, lk, timeout_ms);
+    /* A write behind its own pair's read would wait for itself. */
+    if (lk->kind == ZKL_KIND_WRITE && lk->pair != NULL &&
+        lk->pair->att != NULL && lk->pair->att->goal != ZKL__GOAL_DELETE)
+        return ZKL_EUPGRADE;
+    if (lk->kind == ZKL_KIND_READ && lk->pair != NULL &&
+        lk->pair->att != NULL && lk->pair->att->goal == ZKL__GOAL_HOLD)
+        lk->att = zkl__att_new_downgrade(lk->c, lk, lk->pair->att);
+    else
+        lk->att = zkl__att_new(lk->c, lk, timeout_ms);
     if (lk->att == NULL)
         return ZKL_ENOMEM;
     zkl__kick(lk->c);
@@ -149,7 +232,7 @@ int zkl_lock_node_name(const zkl_lock_t *lk, char *buf, size_t len)
 {
     const zkl__att_t *a;
 
-    if (lk == NULL || buf == NULL || len < ZKL__NAME_MAX + 1)
+    if (lk == NULL || buf == NULL || len < ZKL_NODE_NAME_SIZE)
         return ZKL_EINVAL;
     a = lk->att;
     if (a == NULL || a->node != ZKL__NODE_KNOWN)

@@ -1,15 +1,38 @@
-/* Recipes: the decision that makes an attempt machine a mutex (and,
- * next, a read/write lock or a semaphore). */
+/* Recipes: the tag and the decision that make an attempt machine a mutex
+ * or one side of a read/write lock, and the kind of a child by its tag. */
 #include <stddef.h>
+#include <string.h>
 
 #include "internal.h"
+
+zkl_lock_kind_t zkl__kind_of(const char *name)
+{
+    /* Curator tells its own kinds apart with contains(): the same here,
+     * in the order zkl__sort_key() tries the tags. */
+    if (strstr(name, "lock-") != NULL)
+        return ZKL_KIND_MUTEX;
+    if (strstr(name, "__WRIT__") != NULL)
+        return ZKL_KIND_WRITE;
+    if (strstr(name, "__READ__") != NULL)
+        return ZKL_KIND_READ;
+    if (strstr(name, "lease-") != NULL)
+        return ZKL_KIND_LEASE;
+    return ZKL_KIND_OTHER;
+}
+
+/* A semaphore keeps its mutex and its leases in these two children. */
+static int semaphore_child(const char *name)
+{
+    return strcmp(name, "locks") == 0 || strcmp(name, "leases") == 0;
+}
 
 /* Mutex: the lowest node holds the lock; any other waits for the node
  * just below its own, never the head, so a release wakes one waiter. The
  * order is Curator's (zkl__name_cmp), so Curator's nodes queue with ours.
- * A linear scan, no sort and no allocation: O(children). */
-static const char *mutex_blocker(const struct String_vector *sv,
-                                 const char *me)
+ * A linear scan, no sort and no allocation: O(children). A writer of a
+ * read/write lock decides the same way, over readers and writers. */
+static const char *pred_blocker(const struct String_vector *sv,
+                                const char *me)
 {
     const char *pred = NULL;
     int i;
@@ -24,4 +47,45 @@ static const char *mutex_blocker(const struct String_vector *sv,
     return pred;
 }
 
-const zkl__recipe_t zkl__mutex_recipe = {"mutex", mutex_blocker, 1};
+/* Reader: blocked by the nearest write node before it (Curator waits on
+ * the first one; both are correct, but the nearest means a writer's
+ * release wakes only the readers that can then hold, not those behind
+ * a later writer). */
+static const char *read_blocker(const struct String_vector *sv,
+                                const char *me)
+{
+    const char *pred = NULL;
+    int i;
+
+    for (i = 0; i < sv->count; i++) {
+        const char *n = sv->data[i];
+
+        if (zkl__kind_of(n) == ZKL_KIND_WRITE && zkl__name_cmp(n, me) < 0 &&
+            (pred == NULL || zkl__name_cmp(n, pred) > 0))
+            pred = n;
+    }
+    return pred;
+}
+
+static int mutex_foreign(const char *name)
+{
+    zkl_lock_kind_t k = zkl__kind_of(name);
+
+    return k == ZKL_KIND_READ || k == ZKL_KIND_WRITE || semaphore_child(name);
+}
+
+static int rw_foreign(const char *name)
+{
+    return zkl__kind_of(name) == ZKL_KIND_MUTEX || semaphore_child(name);
+}
+
+static const zkl__recipe_t recipes[] = {
+    {"mutex", "-lock-", 6, pred_blocker, 1, mutex_foreign},
+    {"read", "-__READ__", 9, read_blocker, 0, rw_foreign},
+    {"write", "-__WRIT__", 9, pred_blocker, 0, rw_foreign},
+};
+
+const zkl__recipe_t *zkl__recipe(int kind)
+{
+    return &recipes[kind >= 0 && kind <= ZKL_KIND_WRITE ? kind : 0];
+}

@@ -309,13 +309,24 @@ void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg)
     case ZKL_LOCK_RESTORED:
         t->restored++;
         break;
+    case ZKL_LOCK_REVOKE_REQUESTED:
+        t->revoked++;
+        ASSERT(zkl_lock_is_held(lk));
+        break;
     }
 }
 
 void t_lock_init(t_lock_t *t, zkl_client_t *c, const char *path)
 {
+    t_lock_init_kind(t, c, path, ZKL_KIND_MUTEX);
+}
+
+void t_lock_init_kind(t_lock_t *t, zkl_client_t *c, const char *path,
+                      zkl_lock_kind_t kind)
+{
     memset(t, 0, sizeof *t);
-    ASSERT_RC(zkl_lock_new(&t->lk, c, path, t_lock_cb, t), ZKL_OK);
+    ASSERT_RC(zkl_lock_new_kind(&t->lk, c, path, kind, t_lock_cb, t),
+              ZKL_OK);
 }
 
 void t_hold_and_queue(t_lock_t *hold, zkl_client_t *hc, t_lock_t *wait,
@@ -350,6 +361,8 @@ struct obs {
     int done, rc, connected;
     struct String_vector sv;
     int64_t czxid;
+    char *buf;      /* t_zk_data: where the data goes */
+    int size, len;
 };
 
 static void obs_watcher(zhandle_t *zh, int type, int state, const char *p,
@@ -572,7 +585,34 @@ int64_t t_zk_czxid(const char *path)
     return o.czxid;
 }
 
-/* Every lock node (a name with "-lock-") below the roots the tests and
+static void obs_data_done(int rc, const char *value, int len,
+                          const struct Stat *st, const void *data)
+{
+    struct obs *o = (struct obs *)(uintptr_t)data;
+
+    (void)st;
+    o->rc = rc;
+    o->len = rc == ZOK ? (len < 0 ? 0 : len) : -1;
+    if (o->len > 0)
+        memcpy(o->buf, value, (size_t)(o->len < o->size ? o->len : o->size));
+    o->done = 1;
+}
+
+int t_zk_data(const char *path, char *buf, int size)
+{
+    struct obs o;
+    zhandle_t *zh = obs_open(&o);
+
+    o.buf = buf;
+    o.size = size;
+    o.len = -1;
+    zoo_aget(zh, path, 0, obs_data_done, &o);
+    obs_pump(zh, &o.done, 10000);
+    zookeeper_close(zh);
+    return o.len;
+}
+
+/* Every lock node (a protected name, "_c_...") below the roots the tests and
  * examples use, over one session; prints each and returns how many. */
 static int leftover_nodes(void)
 {
@@ -601,7 +641,7 @@ static int leftover_nodes(void)
             char *child = malloc(strlen(p) + strlen(o.sv.data[j]) + 2);
 
             sprintf(child, "%s/%s", p, o.sv.data[j]);
-            if (strstr(o.sv.data[j], "-lock-") != NULL) {
+            if (strncmp(o.sv.data[j], "_c_", 3) == 0) {
                 fprintf(stderr, "left behind: %s\n", child);
                 found++;
                 free(child);

@@ -115,7 +115,7 @@ typedef struct t_lock {
     zkl_lock_t *lk;
     int ev[32], st[32];
     int n;
-    int acquired, failed, released, lost, suspended, restored;
+    int acquired, failed, released, lost, suspended, restored, revoked;
     int last_status;
     uint64_t at_ms;       /* when the last event arrived */
     int order;            /* global grant order (t_grant_seq) */
@@ -126,6 +126,8 @@ extern int t_grant_seq;
 extern int t_event_seq; /* counts every lock event of the process */
 void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg);
 void t_lock_init(t_lock_t *t, zkl_client_t *c, const char *path);
+void t_lock_init_kind(t_lock_t *t, zkl_client_t *c, const char *path,
+                      zkl_lock_kind_t kind);
 /* The shape most tests start from: hold takes path on hc and is
  * granted; then wait (on wc) queues behind it, its node on the server
  * and its watch set. */
@@ -157,6 +159,8 @@ int t_zk_delete(const char *path);
 int t_zk_delete_as(const char *digest, const char *path);
 /* Creates path (open ACL, ZooKeeper create flags) as digest. */
 int t_zk_create_as(const char *digest, const char *path, int flags);
+/* A node's data into buf (size bytes); its length, or -1 if missing. */
+int t_zk_data(const char *path, char *buf, int size);
 /* czxid of a node, 0 if missing. */
 int64_t t_zk_czxid(const char *path);
 

@@ -145,6 +145,8 @@ static void on_lock(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     case ZKL_LOCK_RELEASED:
         arm_tick(h, (long)rnd(20));
         break;
+    case ZKL_LOCK_REVOKE_REQUESTED:
+        break;
     }
 }
 

@@ -19,7 +19,12 @@
  * a release completes; never two holders told they hold at once; no
  * node left behind; every wait bounded. The client under test reaches
  * the server through the proxy; the other contender and the observer
- * connect directly. */
+ * connect directly.
+ *
+ * The matrix runs for the mutex (both contenders mutexes) and for the
+ * read/write lock (X a reader, H a writer: X waits behind H's write in
+ * the acquire cases, H's write waits behind X's read in the hold cases),
+ * which takes both of its decisions through every fault. */
 #include "faultproxy.h"
 #include "harness.h"
 
@@ -33,6 +38,9 @@ enum fault { F_CUT, F_LOSE, F_DELAY, F_EXPIRE };
 static const char *const state_name[] = {"create", "list",    "watch",
                                          "waiting", "held",   "release"};
 static const char *const fault_name[] = {"cut", "lose", "delay", "expire"};
+
+/* The kinds of X's and H's locks in the case under way. */
+static zkl_lock_kind_t x_kind, h_kind;
 
 /* The request a state's fault is aimed at. */
 static int op_of(enum state s)
@@ -131,8 +139,8 @@ static void acquire_case(enum state s, enum fault f, fp_t *fp,
     t_lock_t a, b;
     int conns = fp_accepted(fp);
 
-    t_lock_init(&b, h, p);
-    t_lock_init(&a, x, p);
+    t_lock_init_kind(&b, h, p, h_kind);
+    t_lock_init_kind(&a, x, p, x_kind);
     ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
     ASSERT(t_run_until(&b.acquired, 5000));
     if (s != S_WAITING)
@@ -179,7 +187,13 @@ static void hold_case(enum state s, enum fault f, fp_t *fp,
     uint64_t xtok, htok, tok;
     int conns;
 
-    t_hold_and_queue(&a, x, &b, h, p);
+    t_lock_init_kind(&a, x, p, x_kind);
+    t_lock_init_kind(&b, h, p, h_kind);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(zkl_lock_state(b.lk) == ZKL_STATE_QUEUED, 5000));
+    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
     ASSERT_RC(zkl_lock_token(a.lk, &xtok), ZKL_OK);
     t_run_for(200);
     conns = fp_accepted(fp);
@@ -245,7 +259,8 @@ static void hold_case(enum state s, enum fault f, fp_t *fp,
     zkl_lock_free(b.lk);
 }
 
-static void run_case(enum state s, enum fault f)
+static void run_case(enum state s, enum fault f, zkl_lock_kind_t xk,
+                     zkl_lock_kind_t hk)
 {
     fp_t *fp = fp_new(t_base, t_port());
     t_conn_t xc;
@@ -254,6 +269,8 @@ static void run_case(enum state s, enum fault f)
     uint64_t t0 = t_now_ms();
 
     ASSERT(fp != NULL);
+    x_kind = xk;
+    h_kind = hk;
     x = t_client(fp_hosts(fp), SESSION_MS, &xc);
     h = t_client(t_hosts(), 10000, NULL);
     if (s == S_HELD || s == S_RELEASE)
@@ -275,11 +292,18 @@ static void run_case(enum state s, enum fault f)
     fp_free(fp);
 }
 
+#define M_ (ZKL_KIND_MUTEX)
+#define R_ (ZKL_KIND_READ)
+#define W_ (ZKL_KIND_WRITE)
 #define MATRIX(st, S)                                                       \
-    TEST(matrix_##st##_cut) { run_case(S, F_CUT); }                         \
-    TEST(matrix_##st##_lose) { run_case(S, F_LOSE); }                       \
-    TEST(matrix_##st##_delay) { run_case(S, F_DELAY); }                     \
-    TEST(matrix_##st##_expire) { run_case(S, F_EXPIRE); }
+    TEST(matrix_##st##_cut) { run_case(S, F_CUT, M_, M_); }                 \
+    TEST(matrix_##st##_lose) { run_case(S, F_LOSE, M_, M_); }               \
+    TEST(matrix_##st##_delay) { run_case(S, F_DELAY, M_, M_); }             \
+    TEST(matrix_##st##_expire) { run_case(S, F_EXPIRE, M_, M_); }           \
+    TEST(rw_matrix_##st##_cut) { run_case(S, F_CUT, R_, W_); }              \
+    TEST(rw_matrix_##st##_lose) { run_case(S, F_LOSE, R_, W_); }            \
+    TEST(rw_matrix_##st##_delay) { run_case(S, F_DELAY, R_, W_); }          \
+    TEST(rw_matrix_##st##_expire) { run_case(S, F_EXPIRE, R_, W_); }
 
 MATRIX(create, S_CREATE)
 MATRIX(list, S_LIST)

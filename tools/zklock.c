@@ -1,15 +1,18 @@
 /* zklock(1): hold a ZooKeeper lock while a command runs, like flock(1),
- * or list a lock's contenders.
+ * list a lock's contenders, or ask its holders to let go.
  *
- *   zklock run [-s HOSTS] [-t SECONDS | -n] [--session-timeout MS]
+ *   zklock run [-s HOSTS] [-t SECONDS | -n] [-r | -w] [--owner TEXT]
+ *              [--revocable] [--kill-after SEC] [--session-timeout MS]
  *              LOCKPATH -- COMMAND [ARGS...]
- *   zklock ls [-s HOSTS] LOCKPATH
+ *   zklock ls [-s HOSTS] [-l] LOCKPATH
+ *   zklock revoke [-s HOSTS] LOCKPATH [NODE]
  *
  * Exit status of run: COMMAND's own (128+N if it died of signal N);
  * 1 when the lock was not acquired (within -t, at once with -n, or the
  * server could not be reached); 3 when the lock was lost while COMMAND
- * ran (COMMAND got SIGTERM); 2 for usage errors; 127 if COMMAND could not
- * be started. */
+ * ran (COMMAND got SIGTERM, and SIGKILL --kill-after seconds later if it
+ * was still running); 2 for usage errors; 127 if COMMAND could not be
+ * started. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -44,23 +47,36 @@ struct run {
     int lost;
     int done;
     int child_done;
-    struct event *sigchld, *sigint, *sigterm, *sighup;
+    double kill_after;  /* seconds from SIGTERM on loss to SIGKILL */
+    struct event *sigchld, *sigint, *sigterm, *sighup, *killer;
 };
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: %s run [-s HOSTS] [-t SECONDS | -n] "
-            "[--session-timeout MS] LOCKPATH -- COMMAND [ARGS...]\n"
-            "       %s ls [-s HOSTS] LOCKPATH\n"
+            "usage: %s run [-s HOSTS] [-t SECONDS | -n] [-r | -w] "
+            "[--owner TEXT] [--revocable]\n"
+            "              [--kill-after SEC] [--session-timeout MS] "
+            "LOCKPATH -- COMMAND [ARGS...]\n"
+            "       %s ls [-s HOSTS] [-l] LOCKPATH\n"
+            "       %s revoke [-s HOSTS] LOCKPATH [NODE]\n"
             "\n"
             "HOSTS defaults to $ZKLOCK_SERVERS, else 127.0.0.1:2181.\n"
-            "run holds LOCKPATH while COMMAND runs; exit status is "
+            "run holds LOCKPATH while COMMAND runs: a mutex, or with -r / "
+            "-w the read / write\n"
+            "side of a read/write lock (Curator's layouts). Exit status is "
             "COMMAND's,\n"
             "1 if the lock was not acquired, 3 if it was lost (COMMAND got "
-            "SIGTERM).\n"
-            "ls prints the contenders in queue order, holder first.\n",
-            prog, prog);
+            "SIGTERM, then\n"
+            "SIGKILL after --kill-after seconds, default 10). --owner sets "
+            "the lock node's\n"
+            "data; --revocable sends COMMAND SIGTERM when a revocation is "
+            "requested.\n"
+            "ls prints the contenders in queue order, holder first; -l adds "
+            "kind, holder\n"
+            "mark and data. revoke asks the holders of LOCKPATH (or NODE) "
+            "to let go.\n",
+            prog, prog, prog);
 }
 
 static const char *default_hosts(const char *opt)
@@ -170,6 +186,12 @@ static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         start_child(r);
         break;
     case ZKL_LOCK_FAILED:
+        if (status == ZKL_EKIND) {
+            fprintf(stderr, "%s: %s: %s\n", prog, r->path,
+                    zkl_strerror(status));
+            finish(r, EXIT_USAGE);
+            break;
+        }
         if (status == ZKL_ELOCKED)
             fprintf(stderr, "%s: %s is locked by another holder\n", prog,
                     r->path);
@@ -196,10 +218,24 @@ static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         r->lost = 1;
         fprintf(stderr, "%s: lock %s LOST: %s; sending SIGTERM to %s\n",
                 prog, r->path, zkl_strerror(status), r->argv[0]);
-        if (r->child > 0 && !r->child_done)
+        if (r->child > 0 && !r->child_done) {
+            struct timeval tv;
+
             kill(r->child, SIGTERM);
-        else
+            tv.tv_sec = (time_t)r->kill_after;
+            tv.tv_usec = (suseconds_t)((r->kill_after - (double)tv.tv_sec) *
+                                       1e6);
+            evtimer_add(r->killer, &tv);
+        } else {
             finish(r, EXIT_LOST);
+        }
+        break;
+    case ZKL_LOCK_REVOKE_REQUESTED:
+        fprintf(stderr,
+                "%s: revocation of %s requested; sending SIGTERM to %s\n",
+                prog, r->path, r->argv[0]);
+        if (r->child > 0 && !r->child_done)
+            kill(r->child, SIGTERM); /* released when it exits */
         break;
     case ZKL_LOCK_RELEASED:
         if (status != ZKL_OK && status != ZKL_ESESSION)
@@ -230,6 +266,20 @@ static void on_sigchld(evutil_socket_t sig, short what, void *arg)
         finish(r, r->status);
     }
     /* else: RELEASED finishes */
+}
+
+/* A command that outlives a lost lock for --kill-after seconds. */
+static void on_kill_after(evutil_socket_t fd, short what, void *arg)
+{
+    struct run *r = arg;
+
+    (void)fd;
+    (void)what;
+    if (r->child > 0 && !r->child_done) {
+        fprintf(stderr, "%s: %s still running %g s after the lock was "
+                "lost; sending SIGKILL\n", prog, r->argv[0], r->kill_after);
+        kill(r->child, SIGKILL);
+    }
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -266,18 +316,47 @@ static int cmd_run(int argc, char **argv)
         {"timeout", required_argument, NULL, 't'},
         {"nonblock", no_argument, NULL, 'n'},
         {"session-timeout", required_argument, NULL, 'S'},
+        {"read", no_argument, NULL, 'r'},
+        {"write", no_argument, NULL, 'w'},
+        {"owner", required_argument, NULL, 'O'},
+        {"revocable", no_argument, NULL, 'R'},
+        {"kill-after", required_argument, NULL, 'K'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     struct run r;
-    const char *hosts = NULL;
+    const char *hosts = NULL, *owner = NULL;
     long timeout_ms = -1;
     int session_ms = ZKL_DEFAULT_SESSION_TIMEOUT, opt, rc, have_t = 0, have_n = 0;
+    int revocable = 0;
+    zkl_lock_kind_t kind = ZKL_KIND_MUTEX;
 
     memset(&r, 0, sizeof r);
     r.wait_s = -1;
+    r.kill_after = 10;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "+s:t:nh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+s:t:nrwh", longopts, NULL)) != -1) {
         switch (opt) {
+        case 'r':
+        case 'w':
+            if (kind != ZKL_KIND_MUTEX) {
+                fprintf(stderr, "%s: -r and -w exclude each other\n", prog);
+                return EXIT_USAGE;
+            }
+            kind = opt == 'r' ? ZKL_KIND_READ : ZKL_KIND_WRITE;
+            break;
+        case 'O':
+            owner = optarg;
+            break;
+        case 'R':
+            revocable = 1;
+            break;
+        case 'K':
+            if (parse_seconds(optarg, &r.kill_after) != 0) {
+                fprintf(stderr, "%s: bad --kill-after value \"%s\"\n", prog,
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
         case 's':
             hosts = optarg;
             break;
@@ -332,7 +411,11 @@ static int cmd_run(int argc, char **argv)
     r.c = make_client(r.base, default_hosts(hosts), session_ms);
     if (r.c == NULL)
         return EXIT_NOT_ACQUIRED;
-    if ((rc = zkl_lock_new(&r.lk, r.c, r.path, lock_cb, &r)) != ZKL_OK ||
+    if ((rc = zkl_lock_new_kind(&r.lk, r.c, r.path, kind, lock_cb, &r)) !=
+            ZKL_OK ||
+        (owner != NULL &&
+         (rc = zkl_lock_set_data(r.lk, owner, strlen(owner))) != ZKL_OK) ||
+        (rc = zkl_lock_set_revocable(r.lk, revocable)) != ZKL_OK ||
         (rc = zkl_lock_acquire(r.lk, timeout_ms)) != ZKL_OK) {
         fprintf(stderr, "%s: %s: %s\n", prog, r.path, zkl_strerror(rc));
         return EXIT_NOT_ACQUIRED;
@@ -341,6 +424,7 @@ static int cmd_run(int argc, char **argv)
     r.sigint = evsignal_new(r.base, SIGINT, on_signal, &r);
     r.sigterm = evsignal_new(r.base, SIGTERM, on_signal, &r);
     r.sighup = evsignal_new(r.base, SIGHUP, on_signal, &r);
+    r.killer = evtimer_new(r.base, on_kill_after, &r);
     event_add(r.sigchld, NULL);
     event_add(r.sigint, NULL);
     event_add(r.sigterm, NULL);
@@ -353,60 +437,120 @@ static int cmd_run(int argc, char **argv)
     event_free(r.sigint);
     event_free(r.sigterm);
     event_free(r.sighup);
+    event_free(r.killer);
     event_base_free(r.base);
     return r.status;
 }
 
-/* ---------------- ls ---------------- */
+/* ---------------- ls, revoke ---------------- */
 
 struct ls {
     struct event_base *base;
     int status, done;
+    size_t n;
 };
+
+static void ls_stop(struct ls *l, int status)
+{
+    l->status = status;
+    l->done = 1;
+    event_base_loopbreak(l->base);
+}
 
 static void ls_cb(zkl_client_t *c, int status, const char *const *names,
                   size_t n, void *arg)
 {
-    struct ls *l = arg;
     size_t i;
 
     (void)c;
-    l->status = status;
     for (i = 0; i < n; i++)
         printf("%s\n", names[i]);
-    l->done = 1;
-    event_base_loopbreak(l->base);
+    ls_stop(arg, status);
+}
+
+static const char *kind_name(zkl_lock_kind_t k)
+{
+    switch (k) {
+    case ZKL_KIND_MUTEX:
+        return "mutex";
+    case ZKL_KIND_READ:
+        return "read";
+    case ZKL_KIND_WRITE:
+        return "write";
+    case ZKL_KIND_LEASE:
+        return "lease";
+    case ZKL_KIND_OTHER:
+        break;
+    }
+    return "other";
+}
+
+/* One line per contender: kind, "*" for a holder, name, data (unprintable
+ * bytes escaped, so a line stays a line). */
+static void ls_long_cb(zkl_client_t *c, int status, const zkl_contender_t *v,
+                       size_t n, void *arg)
+{
+    size_t i, j;
+
+    (void)c;
+    for (i = 0; i < n; i++) {
+        printf("%-5s %s %s ", kind_name(v[i].kind), v[i].holds ? "*" : "-",
+               v[i].name);
+        if (v[i].data == NULL)
+            fputs("(gone)", stdout);
+        for (j = 0; v[i].data != NULL && j < v[i].len; j++) {
+            unsigned char ch = (unsigned char)v[i].data[j];
+
+            if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+                putchar(ch);
+            else
+                printf("\\x%02x", ch);
+        }
+        putchar('\n');
+    }
+    ls_stop(arg, status);
+}
+
+static void revoke_cb(zkl_client_t *c, int status, size_t n, void *arg)
+{
+    struct ls *l = arg;
+
+    (void)c;
+    l->n = n;
+    ls_stop(l, status);
 }
 
 static void ls_timeout(evutil_socket_t fd, short what, void *arg)
 {
-    struct ls *l = arg;
-
     (void)fd;
     (void)what;
-    l->status = ZKL_ECONNLOSS;
-    l->done = 1;
-    event_base_loopbreak(l->base);
+    ls_stop(arg, ZKL_ECONNLOSS);
 }
 
-static int cmd_ls(int argc, char **argv)
+/* ls and revoke: one request, answered within 15 s. */
+static int cmd_query(int argc, char **argv, int revoke)
 {
     static const struct option longopts[] = {
         {"servers", required_argument, NULL, 's'},
+        {"long", no_argument, NULL, 'l'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    const char *hosts = NULL, *path;
+    const char *hosts = NULL, *path, *node = NULL;
     struct timeval tv = {15, 0};
     struct event *tmo;
     struct ls l = {0};
     zkl_client_t *c;
-    int opt, rc;
+    int opt, rc, longfmt = 0;
 
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "+s:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, revoke ? "+s:h" : "+s:lh",
+                              longopts, NULL)) != -1) {
         switch (opt) {
         case 's':
             hosts = optarg;
+            break;
+        case 'l':
+            longfmt = 1;
             break;
         case 'h':
             usage(stdout);
@@ -416,19 +560,29 @@ static int cmd_ls(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (optind != argc - 1) {
+    if (optind != argc - 1 && !(revoke && optind == argc - 2)) {
         usage(stderr);
         return EXIT_USAGE;
     }
     path = argv[optind];
+    if (optind == argc - 2)
+        node = argv[optind + 1];
     if (!path_ok(path))
         return EXIT_USAGE;
     l.base = event_base_new();
     if ((c = make_client(l.base, default_hosts(hosts), ZKL_DEFAULT_SESSION_TIMEOUT)) == NULL)
         return 1;
-    if ((rc = zkl_contenders(c, path, ls_cb, &l)) != ZKL_OK) {
+    if (revoke)
+        rc = zkl_revoke(c, path, node, revoke_cb, &l);
+    else if (longfmt)
+        rc = zkl_contenders_ex(c, path, ls_long_cb, &l);
+    else
+        rc = zkl_contenders(c, path, ls_cb, &l);
+    if (rc != ZKL_OK) {
         fprintf(stderr, "%s: %s: %s\n", prog, path, zkl_strerror(rc));
-        return 1;
+        zkl_client_free(c);
+        event_base_free(l.base);
+        return rc == ZKL_EINVAL || rc == ZKL_EBADPATH ? EXIT_USAGE : 1;
     }
     tmo = evtimer_new(l.base, ls_timeout, &l);
     evtimer_add(tmo, &tv);
@@ -439,10 +593,14 @@ static int cmd_ls(int argc, char **argv)
     zkl_client_free(c);
     event_base_free(l.base);
     if (l.status != ZKL_OK) {
-        fprintf(stderr, "%s: listing %s: %s\n", prog, path,
+        fprintf(stderr, "%s: %s %s: %s\n", prog,
+                revoke ? "revoking" : "listing", path,
                 zkl_strerror(l.status));
         return 1;
     }
+    if (revoke)
+        printf("revocation requested from %zu holder%s\n", l.n,
+               l.n == 1 ? "" : "s");
     return 0;
 }
 
@@ -455,7 +613,9 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "run") == 0)
         return cmd_run(argc - 1, argv + 1);
     if (strcmp(argv[1], "ls") == 0)
-        return cmd_ls(argc - 1, argv + 1);
+        return cmd_query(argc - 1, argv + 1, 0);
+    if (strcmp(argv[1], "revoke") == 0)
+        return cmd_query(argc - 1, argv + 1, 1);
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         usage(stdout);
         return 0;
