@@ -1,25 +1,51 @@
-// A Curator InterProcessMutex peer for zklock's interop tests: it takes
-// the same lock a zklock process takes and reports what it did, with
-// wall-clock milliseconds, one line per step on stdout.
+// A Curator peer for zklock's interop tests: it takes the same lock a
+// zklock process takes and reports what it did, with wall-clock
+// milliseconds, one line per step on stdout.
 //
-//   java CuratorPeer HOSTS PATH WAIT_MS HOLD_MS
+//   java CuratorPeer HOSTS PATH WAIT_MS HOLD_MS [KIND]
+//     KIND: mutex (InterProcessMutex, the default), read or write (the
+//     sides of InterProcessReadWriteLock), revocable (a mutex made
+//     revocable: a revocation request ends the hold early).
 //     WAIT_MS < 0 waits forever; prints "ACQUIRED <ms> <node>" or
-//     "TIMEOUT <ms>", then after HOLD_MS "RELEASED <ms>".
+//     "TIMEOUT <ms>", then "REVOKED <ms>" if asked to let go, and
+//     "RELEASED <ms>" after HOLD_MS (or the revocation).
+//   java CuratorPeer HOSTS NODEPATH 0 0 revoke
+//     Curator's Revoker on one lock node; prints "REVOKE-SENT <ms>".
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.RetryNTimes;
 
 public class CuratorPeer {
     public static void main(String[] args) throws Exception {
         String hosts = args[0], path = args[1];
         long waitMs = Long.parseLong(args[2]), holdMs = Long.parseLong(args[3]);
+        String kind = args.length > 4 ? args[4] : "mutex";
         CuratorFramework cf = CuratorFrameworkFactory.newClient(
             hosts, 10000, 10000, new RetryNTimes(3, 200));
         cf.start();
         cf.blockUntilConnected(20, TimeUnit.SECONDS);
-        InterProcessMutex m = new InterProcessMutex(cf, path);
+        if (kind.equals("revoke")) {
+            Revoker.attemptRevoke(cf, path);
+            System.out.println("REVOKE-SENT " + System.currentTimeMillis());
+            cf.close();
+            return;
+        }
+        InterProcessMutex m;
+        final CountDownLatch revoked = new CountDownLatch(1);
+        if (kind.equals("read")) {
+            m = new InterProcessReadWriteLock(cf, path).readLock();
+        } else if (kind.equals("write")) {
+            m = new InterProcessReadWriteLock(cf, path).writeLock();
+        } else {
+            m = new InterProcessMutex(cf, path);
+            if (kind.equals("revocable"))
+                m.makeRevocable(lock -> revoked.countDown());
+        }
         System.out.println("READY " + System.currentTimeMillis());
         boolean got;
         if (waitMs < 0) {
@@ -35,7 +61,8 @@ public class CuratorPeer {
         }
         String node = m.getParticipantNodes().iterator().next();
         System.out.println("ACQUIRED " + System.currentTimeMillis() + " " + node);
-        Thread.sleep(holdMs);
+        if (revoked.await(holdMs, TimeUnit.MILLISECONDS))
+            System.out.println("REVOKED " + System.currentTimeMillis());
         long t = System.currentTimeMillis();
         m.release();
         System.out.println("RELEASED " + t);

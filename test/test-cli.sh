@@ -149,6 +149,55 @@ t_signal_while_waiting() {
     wait $holder
 }
 
+t_kill_after() {
+    # A command that ignores SIGTERM when the lock is lost gets SIGKILL
+    # --kill-after seconds later; the exit status stays 3.
+    "$ZKLOCK" run -s "$H" --kill-after 1 "$base/k" -- \
+        sh -c 'trap "" TERM; exec sleep 60' 2>"$tmp/ke" &
+    local p=$! t0 st
+    wait_count "$base/k" 1 5 || return 1
+    t0=$(date +%s)
+    "$ZKCLI" -server "$H" delete "$base/k/$("$ZKLOCK" ls -s "$H" "$base/k")" >/dev/null 2>&1
+    wait $p
+    st=$?
+    [ $st = 3 ] || { echo "exit $st"; cat "$tmp/ke"; return 1; }
+    [ $(( $(date +%s) - t0 )) -lt 8 ] || { echo "took too long"; return 1; }
+    grep -q "sending SIGKILL" "$tmp/ke" || { cat "$tmp/ke"; return 1; }
+}
+
+t_rw_and_ls_long() {
+    local p="$base/rw"
+    "$ZKLOCK" run -s "$H" -w --owner "host-a:42" "$p" -- sleep 3 &
+    wait_count "$p" 1 5 || return 1
+    "$ZKLOCK" run -s "$H" -r "$p" -- sh -c 'date +%s' > "$tmp/rd" &
+    wait_count "$p" 2 5 || return 1
+    "$ZKLOCK" ls -s "$H" -l "$p" > "$tmp/ll" || return 1
+    cat "$tmp/ll"
+    sed -n 1p "$tmp/ll" | grep -Eq '^write \* _c_[0-9a-f-]{36}-__WRIT__[0-9]{10} host-a:42$' || return 1
+    sed -n 2p "$tmp/ll" | grep -Eq '^read  - _c_[0-9a-f-]{36}-__READ__[0-9]{10} 127\.0\.0\.1$' || return 1
+    "$ZKLOCK" run -s "$H" -r -n "$p" -- true 2>/dev/null
+    [ $? = 1 ] || { echo "a reader got in beside a writer"; return 1; }
+    wait
+    wait_count "$p" 0 5
+}
+
+t_bad_combinations() {
+    local p="$base/bad"
+    "$ZKLOCK" run -s "$H" -r -w "$p" -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
+    grep -q "exclude each other" "$tmp/err" || return 1
+    "$ZKLOCK" run -s "$H" --kill-after x "$p" -- true 2>/dev/null; [ $? = 2 ] || return 1
+    "$ZKLOCK" revoke -s "$H" relative 2>/dev/null; [ $? = 2 ] || return 1
+    "$ZKLOCK" revoke -s "$H" "$p" a/b 2>/dev/null; [ $? = 2 ] || return 1
+    # A read/write lock on a mutex's path: refused, and nothing left.
+    "$ZKLOCK" run -s "$H" "$p" -- sleep 2 &
+    wait_count "$p" 1 5 || return 1
+    "$ZKLOCK" run -s "$H" -w "$p" -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
+    grep -q "another kind of lock" "$tmp/err" || { cat "$tmp/err"; return 1; }
+    [ "$(count "$p")" = 1 ] || return 1
+    wait
+    wait_count "$p" 0 5
+}
+
 check exit_status t_exit_status
 check environment t_env
 check exclusion_nonblock_timeout t_exclusion_nonblock_timeout
@@ -158,4 +207,7 @@ check lost_session_expired t_lost_session_expired
 check lost_node_deleted t_lost_node_deleted
 check suspended_keeps_running t_suspended_keeps_running
 check signal_while_waiting t_signal_while_waiting
+check kill_after t_kill_after
+check rw_and_ls_long t_rw_and_ls_long
+check bad_combinations t_bad_combinations
 finish

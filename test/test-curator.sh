@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Interop with Curator's InterProcessMutex (Debian's libcurator-recipes-
-# java): a zklock process and a Java process on one lock path exclude
-# each other and share one FIFO queue, in both directions.
+# Interop with Curator 5 (Debian's libcurator-recipes-java): a zklock
+# process and a Java process on one lock path exclude each other and
+# share one FIFO queue, in both directions: InterProcessMutex, both sides
+# of InterProcessReadWriteLock, and revocation (Revoker, makeRevocable).
 set -u
 SUITE=curator
 . "$(dirname "$0")/lib.sh"
@@ -91,9 +92,88 @@ t_curator_waiter_gives_up() {
     wait_count "$p" 0 5
 }
 
+t_curator_writer_excludes_zklock() {
+    local p="$base/cw"
+    peer "$p" -1 2500 write > "$tmp/cw" &
+    wait_line "$tmp/cw" ACQUIRED 20 || return 1
+    "$ZKLOCK" run -s "$H" -r -n "$p" -- true 2>/dev/null
+    [ $? = 1 ] || { echo "zklock read while Curator wrote"; return 1; }
+    "$ZKLOCK" run -s "$H" -w -n "$p" -- true 2>/dev/null
+    [ $? = 1 ] || { echo "zklock write while Curator wrote"; return 1; }
+    "$ZKLOCK" run -s "$H" -r -t 20 "$p" -- sh -c 'date +%s%3N' > "$tmp/cwr" || return 1
+    wait
+    local rel=$(field "$tmp/cw" RELEASED 2) got=$(cat "$tmp/cwr")
+    [ "$got" -ge "$rel" ] || { echo "zklock read at $got, Curator released at $rel"; return 1; }
+    wait_count "$p" 0 5
+}
+
+t_zklock_writer_excludes_curator_reader() {
+    local p="$base/zw"
+    "$ZKLOCK" run -s "$H" -w "$p" -- sh -c 'sleep 3; date +%s%3N' > "$tmp/zw" &
+    wait_count "$p" 1 5 || return 1
+    peer "$p" 300 0 read > "$tmp/zr1" || return 1
+    grep -q '^TIMEOUT' "$tmp/zr1" || { cat "$tmp/zr1"; return 1; }
+    peer "$p" 20000 0 read > "$tmp/zr2" || return 1
+    wait
+    local acq=$(field "$tmp/zr2" ACQUIRED 2) end=$(cat "$tmp/zw")
+    [ -n "$acq" ] && [ "$acq" -ge "$end" ] || { echo "Curator read at $acq, zklock wrote until $end"; return 1; }
+    wait_count "$p" 0 5
+}
+
+t_readers_hold_together() {
+    # A zklock reader holds; a Curator reader gets in beside it, and the
+    # other way round; a Curator writer queued behind them both waits.
+    local p="$base/rr"
+    "$ZKLOCK" run -s "$H" -r "$p" -- sh -c 'sleep 4; date +%s%3N' > "$tmp/rr1" &
+    wait_count "$p" 1 5 || return 1
+    peer "$p" 2000 1500 read > "$tmp/rr2" &
+    wait_line "$tmp/rr2" ACQUIRED 20 || return 1
+    peer "$p" -1 0 write > "$tmp/rr3" &
+    wait_count "$p" 3 20 || return 1
+    "$ZKLOCK" run -s "$H" -r -n "$p" -- true 2>/dev/null
+    [ $? = 1 ] || { echo "a zklock reader jumped a queued Curator writer"; return 1; }
+    wait
+    local end=$(cat "$tmp/rr1") racq=$(field "$tmp/rr2" ACQUIRED 2) wacq=$(field "$tmp/rr3" ACQUIRED 2)
+    echo "zklock read until $end, Curator read at $racq, Curator wrote at $wacq"
+    [ -n "$racq" ] && [ "$racq" -lt "$end" ] && [ -n "$wacq" ] && [ "$wacq" -ge "$end" ] || return 1
+    wait_count "$p" 0 5
+}
+
+t_curator_revoker_reaches_zklock() {
+    local p="$base/rvz" node st
+    "$ZKLOCK" run -s "$H" --revocable "$p" -- sleep 30 2> "$tmp/rvz.err" &
+    local pid=$!
+    wait_count "$p" 1 5 || return 1
+    sleep 0.3
+    node=$("$ZKLOCK" ls -s "$H" "$p")
+    peer "$p/$node" 0 0 revoke > "$tmp/rvz" || return 1
+    wait $pid
+    st=$?
+    cat "$tmp/rvz.err"
+    [ $st = 143 ] || { echo "exit $st, wanted 143 (SIGTERM on revocation)"; return 1; }
+    grep -q "revocation of $p requested" "$tmp/rvz.err" || return 1
+    wait_count "$p" 0 5
+}
+
+t_zklock_revoke_reaches_curator() {
+    local p="$base/rvc"
+    peer "$p" -1 30000 revocable > "$tmp/rvc" &
+    wait_line "$tmp/rvc" ACQUIRED 20 || return 1
+    "$ZKLOCK" revoke -s "$H" "$p" | grep -q "from 1 holder" || return 1
+    wait_line "$tmp/rvc" RELEASED 10 || return 1
+    wait
+    grep -q '^REVOKED' "$tmp/rvc" || { cat "$tmp/rvc"; return 1; }
+    wait_count "$p" 0 5
+}
+
 check compile_peer t_compile
 check curator_holds_zklock_waits t_curator_holds_zklock_waits
 check zklock_holds_curator_waits t_zklock_holds_curator_waits
 check mixed_queue_fifo t_mixed_queue_fifo
 check curator_waiter_gives_up t_curator_waiter_gives_up
+check curator_writer_excludes_zklock t_curator_writer_excludes_zklock
+check zklock_writer_excludes_curator_reader t_zklock_writer_excludes_curator_reader
+check readers_hold_together t_readers_hold_together
+check curator_revoker_reaches_zklock t_curator_revoker_reaches_zklock
+check zklock_revoke_reaches_curator t_zklock_revoke_reaches_curator
 finish
