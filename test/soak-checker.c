@@ -13,7 +13,7 @@
  * than the highest it accepted.
  *
  * Counted: grants; faults; overlaps (a handle enters while another is
- * inside), split into those explained by an injected loss of the older
+ * inside, unless both are readers of the read/write lock), split into those explained by an injected loss of the older
  * holder's session (a stall past the timeout on its connection, or its
  * process frozen, after it entered) and the rest, with the stall ones
  * also counted apart (a running holder should have left at SUSPENDED);
@@ -94,6 +94,10 @@ static void enter(int g, const struct msg *m)
 
         if (o == g || !x->inside || x->lock != lock)
             continue;
+        if (x->kind == ZKL_KIND_READ && m->arg == ZKL_KIND_READ) {
+            K.shared_reads++;
+            continue;
+        }
         K.overlaps++;
         if (K.w[xw].freezes > x->freeze_mark) {
             K.explained++;
@@ -114,6 +118,7 @@ static void enter(int g, const struct msg *m)
         }
     }
     h->inside = 1;
+    h->kind = m->arg;
     h->token = m->token;
     h->freeze_mark = K.w[m->worker].freezes;
     h->stall_mark = K.w[m->worker].stalls[m->client];
@@ -139,6 +144,14 @@ static void on_msg(const struct msg *m)
     case M_ENTER:
         K.grants++;
         K.h[g].waiting = 0;
+        if (m->arg == ZKL_KIND_READ) {
+            /* Readers granted together may report in any order, and do
+             * not write: only the exclusion is judged. */
+            l->last_grant_ms = now_ms();
+            K.read_grants++;
+            enter(g, m);
+            break;
+        }
         if (m->token <= l->latest_token) {
             K.regressions++;
             note("token regression on lock %d: %llu after %llu", m->lock,
@@ -430,6 +443,8 @@ int checker_main(void)
     for (i = 0; i < F_KINDS; i++)
         printf(", \"faults_%s\": %ld", fault_key[i], K.by_kind[i]);
     printf(", \"leader_restarts\": %ld", K.leader_restarts);
+    printf(", \"read_grants\": %ld, \"reads_beside_reads\": %ld",
+           K.read_grants, K.shared_reads);
     printf(", \"session_expiries\": %ld, \"holds_lost\": %ld, "
            "\"lost_told_after_next_grant_unfrozen\": %ld, "
            "\"overlaps\": %ld, \"overlaps_explained\": %ld, "

@@ -34,6 +34,7 @@ static struct worker {
 
 static struct handle {
     int id, client, lock, inside, hold_ticks;
+    int kind; /* zkl_lock_kind_t */
     uint64_t token;
     zkl_lock_t *lk;
     struct event *tick;
@@ -94,7 +95,10 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
             zkl_lock_release(h->lk);
             break;
         }
-        send_msg(M_WRITE, h->id, h->lock, 0, h->token);
+        /* Readers share the lock: only a writer or a mutex holder
+         * writes to the guarded record. */
+        if (h->kind != ZKL_KIND_READ)
+            send_msg(M_WRITE, h->id, h->lock, 0, h->token);
         arm_tick(h, 5);
         break;
     default:
@@ -115,7 +119,7 @@ static void on_lock(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         /* Mostly short holds; some long enough for faults to land on
          * holders. */
         h->hold_ticks = (int)(rnd(8) == 0 ? 60 + rnd(400) : rnd(6));
-        send_msg(M_ENTER, h->id, h->lock, 0, h->token);
+        send_msg(M_ENTER, h->id, h->lock, h->kind, h->token);
         arm_tick(h, 5);
         break;
     case ZKL_LOCK_FAILED:
@@ -123,7 +127,7 @@ static void on_lock(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         if (cfg.sabotage && status == ZKL_ETIMEDOUT) {
             /* Proves the checker can fail: act as if the timed-out
              * acquire had succeeded, with a made-up token. */
-            send_msg(M_ENTER, h->id, h->lock, 0, 1);
+            send_msg(M_ENTER, h->id, h->lock, h->kind, 1);
             send_msg(M_EXIT, h->id, h->lock, EXIT_RELEASE, 1);
         }
         arm_tick(h, (long)rnd(20));
@@ -134,7 +138,7 @@ static void on_lock(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     case ZKL_LOCK_RESTORED:
         if (!W.draining) {
             h->inside = 1;
-            send_msg(M_REENTER, h->id, h->lock, 0, h->token);
+            send_msg(M_REENTER, h->id, h->lock, h->kind, h->token);
         }
         break;
     case ZKL_LOCK_LOST:
@@ -339,9 +343,15 @@ int worker_main(int id, int fd)
         h->id = i;
         h->client = i / HANDLES;
         h->lock = (id + i) % LOCKS;
+        /* On the read/write lock, two readers to a writer. */
+        h->kind = h->lock != RW_LOCK       ? ZKL_KIND_MUTEX
+                  : (id + i / LOCKS) % 3 ? ZKL_KIND_READ
+                                         : ZKL_KIND_WRITE;
         lock_path(p, sizeof p, h->lock);
         h->tick = evtimer_new(W.base, on_tick, h);
-        if (zkl_lock_new(&h->lk, W.c[h->client], p, on_lock, h) != ZKL_OK)
+        if (zkl_lock_new_kind(&h->lk, W.c[h->client], p,
+                              (zkl_lock_kind_t)h->kind, on_lock,
+                              h) != ZKL_OK)
             return 1;
         arm_tick(h, (long)rnd(100));
     }

@@ -12,11 +12,14 @@
 
 #include <event2/event.h>
 
+#include "zklock.h"
+
 #define MAX_WORKERS 16
 #define MAX_NODES 7
 #define CLIENTS 2          /* sessions per worker */
 #define HANDLES 3          /* lock handles per session */
-#define LOCKS 3
+#define LOCKS 4
+#define RW_LOCK 3          /* the read/write lock; the others are mutexes */
 #define PER_WORKER (CLIENTS * HANDLES)
 #define MAX_HANDLES (MAX_WORKERS * PER_WORKER)
 
@@ -28,6 +31,8 @@ enum { M_WAIT = 1, M_ENTER, M_REENTER, M_EXIT, M_WRITE, M_FAILED,
 enum { C_CUT = 1, C_LOSE, C_DELAY, C_STALL, C_DRAIN, C_COUNT, C_QUIT };
 enum { EXIT_RELEASE = 1, EXIT_SUSPENDED, EXIT_LOST };
 
+/* arg: M_EXIT's reason, M_FAILED's status, M_ENTER's and M_REENTER's
+ * lock kind (readers may be inside together). */
 struct msg {
     int32_t type, worker, handle, lock, arg, client;
     uint64_t token;
@@ -79,6 +84,7 @@ extern struct checker {
     } w[MAX_WORKERS];
     struct hs {
         int lock, inside, waiting;
+        int kind;          /* zkl_lock_kind_t, from ENTER's arg */
         uint64_t token, wait_since;
         unsigned freeze_mark, stall_mark; /* the counts when it entered */
     } h[MAX_HANDLES];
@@ -94,7 +100,8 @@ extern struct checker {
     long grants, faults, by_kind[F_KINDS], overlaps, explained,
         unexplained, accepted, stale_refused, stale_accepted, regressions,
         hangs, orphans, expiries, lost, crashes, writes, stalled_overlaps,
-        lost_late, leader_restarts, missing;
+        lost_late, leader_restarts, missing,
+        read_grants, shared_reads; /* the read/write lock's readers */
 } K;
 
 /* soak-worker.c */
