@@ -471,8 +471,12 @@ ZKL_EXTERN int zkl_lock_new_kind(zkl_lock_t **out, zkl_client_t *c,
  * tells them apart):
  *   - Downgrade: acquiring the read side while the write side holds
  *     takes the write node's place in the queue (an EPHEMERAL read node
- *     named after the write node's sequence) and holds at once; then
- *     release the write side and keep reading, no writer in between.
+ *     named after the write node's sequence, created only if the write
+ *     node still exists) and holds without waiting for anyone. Release
+ *     the write side once the read side's ZKL_LOCK_ACQUIRED has come
+ *     and keep reading, no writer in between; a write side that stops
+ *     holding before that ends the downgrade with ZKL_LOCK_FAILED /
+ *     ZKL_ECANCELED (ZKL_ENODEGONE when its node was deleted).
  *   - Upgrade is refused: acquiring the write side while the read side
  *     holds or waits returns ZKL_EUPGRADE (it would wait for itself).
  * Each handle is freed with zkl_lock_free(), in any order. Owner: the
@@ -564,8 +568,9 @@ ZKL_EXTERN const char *zkl_lock_path(const zkl_lock_t *lk);
 #define ZKL_NODE_NAME_SIZE 60
 
 /* Name of the handle's current lock node ("_c_...-lock-0000000042") into
- * buf, while it has one. Errors: ZKL_EINVAL (NULL, or len below
- * ZKL_NODE_NAME_SIZE), ZKL_ENOTPENDING (no node). */
+ * buf, while it has one. Errors: ZKL_EINVAL (NULL, or len too small for
+ * the name and its NUL: ZKL_NODE_NAME_SIZE always suffices),
+ * ZKL_ENOTPENDING (no node). */
 ZKL_EXTERN int zkl_lock_node_name(const zkl_lock_t *lk, char *buf,
                                   size_t len);
 

@@ -24,6 +24,8 @@
 
 static void create_done(int rc, const char *value, const struct Stat *st,
                         const void *data);
+static void create_answered(zkl__att_t *a, int rc, const char *value,
+                            const struct Stat *st);
 static void list_done(int rc, const struct String_vector *sv,
                       const struct Stat *st, const void *data);
 static void pred_watch_done(int rc, const char *value, int len,
@@ -91,65 +93,73 @@ static zkl__att_t *att_alloc(zkl_client_t *c, const char *dir, size_t dirlen,
     return a;
 }
 
-zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
+/* An acquire's timeout: 0 is a try-lock, which waits for a connection at
+ * most one session timeout and then gives up with ZKL_ECONNLOSS. */
+static int att_arm_timeout(zkl__att_t *a, long timeout)
+{
+    if (timeout == 0) {
+        a->flags |= ZKL__F_TRYLOCK;
+        timeout = zkl_client_session_timeout(a->c);
+    }
+    if (timeout > 0) {
+        a->deadline = zkl__now_ms() + (uint64_t)timeout;
+        return zkl__heap_push(a->c, a);
+    }
+    return ZKL_OK;
+}
+
+/* Room for an attempt's callbacks is taken when it starts, while
+ * failing costs only that call: later, a failed allocation would lose a
+ * callback the caller is owed. */
+static zkl__att_t *att_start(zkl_client_t *c, zkl_lock_t *lk, int kind,
+                             long timeout)
 {
     zkl__att_t *a;
 
-    /* Room for this attempt's callbacks is taken now, while failing
-     * costs only this call: later, a failed allocation would lose a
-     * callback the caller is owed. */
     if (zkl__evq_reserve(c, c->natts + c->nreqs + 1 + ZKL__EVQ_SLACK) !=
             ZKL_OK ||
-        (a = att_alloc(c, lk->path, strlen(lk->path), lk->kind)) == NULL)
+        (a = att_alloc(c, lk->path, strlen(lk->path), kind)) == NULL)
         return NULL;
     a->lk = lk;
     att_new_uuid(a);
     a->goal = ZKL__GOAL_ACQUIRE;
     a->node = ZKL__NODE_NONE;
-    if (timeout == 0) {
-        /* A try-lock waits for a connection at most one session
-         * timeout, and gives up with ZKL_ECONNLOSS. */
-        a->flags |= ZKL__F_TRYLOCK;
-        timeout = zkl_client_session_timeout(c);
-    }
-    if (timeout > 0) {
-        a->deadline = zkl__now_ms() + (uint64_t)timeout;
-        if (zkl__heap_push(c, a) != ZKL_OK) {
-            zkl__free(a);
-            return NULL;
-        }
+    if (att_arm_timeout(a, timeout) != ZKL_OK) {
+        zkl__free(a);
+        return NULL;
     }
     ZKL__PUSH(&c->atts, a);
     c->natts++;
-    att_schedule(a, ZKL__NEXT_CREATE);
+    return a;
+}
+
+zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
+{
+    zkl__att_t *a = att_start(c, lk, lk->kind, timeout);
+
+    if (a != NULL)
+        att_schedule(a, ZKL__NEXT_CREATE);
     return a;
 }
 
 /* Curator's downgrade: the read node is created EPHEMERAL, not
  * sequential, under the sequence of the write node its pair holds, so it
  * sorts where that node does and no writer can come between; it holds
- * as soon as it exists. It may only be created while that write node
- * is held (see att_to_delete), and is never re-queued elsewhere. */
+ * as soon as it exists. It is created only together with a check that
+ * the write node still exists (send_downgrade), dies with the write
+ * hold if that ends first (att_to_delete), and is never re-queued
+ * elsewhere. */
 zkl__att_t *zkl__att_new_downgrade(zkl_client_t *c, zkl_lock_t *lk,
-                                   const zkl__att_t *w)
+                                   const zkl__att_t *w, long timeout)
 {
     const char *seq = w->path + w->dirlen + 1 + ZKL__PREFIX_LEN +
                       att_recipe(w)->taglen;
-    zkl__att_t *a;
+    zkl__att_t *a = att_start(c, lk, ZKL_KIND_READ, timeout);
 
-    if (zkl__evq_reserve(c, c->natts + c->nreqs + 1 + ZKL__EVQ_SLACK) !=
-            ZKL_OK ||
-        (a = att_alloc(c, lk->path, strlen(lk->path), ZKL_KIND_READ)) ==
-            NULL)
+    if (a == NULL)
         return NULL;
-    a->lk = lk;
-    att_new_uuid(a);
     strcat(att_name(a), seq);
     a->flags |= ZKL__F_FIXED;
-    a->goal = ZKL__GOAL_ACQUIRE;
-    a->node = ZKL__NODE_NONE;
-    ZKL__PUSH(&c->atts, a);
-    c->natts++;
     att_schedule(a, ZKL__NEXT_CREATE);
     return a;
 }
@@ -420,6 +430,58 @@ static void node_data(const zkl__att_t *a, const char **data, int *len)
     }
 }
 
+/* A downgrade's create, in one transaction with a check that the write
+ * node it takes the place of still exists: that node may have been
+ * deleted by someone else, and a writer behind it may hold already,
+ * before this client could hear of it. Its whole name is known, so no
+ * listing is needed to place it. The results live until the reply. */
+struct zkl__downgrade_req {
+    zkl__att_t *a;
+    zoo_op_result_t res[2];
+    char made[ZKL_PATH_MAX + ZKL__NAME_MAX + 2];
+};
+
+static void downgrade_done(int rc, const void *data)
+{
+    struct zkl__downgrade_req *d = (struct zkl__downgrade_req *)(uintptr_t)data;
+    zkl__att_t *a = d->a;
+    struct Stat none;
+
+    memset(&none, 0, sizeof none);
+    /* ZNONODE: the write node is gone (the check failed); ZNODEEXISTS:
+     * ours, from an earlier try whose reply was lost, and the check
+     * passed just now. */
+    create_answered(a, rc, rc == ZOK ? d->made : NULL, &none);
+    zkl__free(d);
+}
+
+static void send_downgrade(zkl__att_t *a, const char *data, int len)
+{
+    zkl_lock_t *lk = a->lk;
+    const zkl__att_t *w = lk != NULL && lk->pair != NULL ? lk->pair->att
+                                                          : NULL;
+    struct zkl__downgrade_req *d;
+    zoo_op_t ops[2];
+
+    if (w == NULL || w->goal != ZKL__GOAL_HOLD ||
+        w->node != ZKL__NODE_KNOWN) {
+        att_fail(a, ZKL_ECANCELED); /* see att_to_delete */
+        return;
+    }
+    if ((d = zkl__calloc(1, sizeof *d)) == NULL) {
+        att_fail(a, ZKL_ENOMEM);
+        return;
+    }
+    d->a = a;
+    zoo_check_op_init(&ops[0], w->path, -1);
+    zoo_create_op_init(&ops[1], a->path, data, len, &a->c->acl,
+                       ZOO_EPHEMERAL, d->made, (int)sizeof d->made);
+    if (sent(a, zoo_amulti(a->c->zh, 2, ops, d->res, downgrade_done, d)))
+        a->node = ZKL__NODE_MAYBE;
+    else
+        zkl__free(d);
+}
+
 static void send_create(zkl__att_t *a, int with_parents)
 {
     zhandle_t *zh = a->c->zh;
@@ -451,10 +513,7 @@ static void send_create(zkl__att_t *a, int with_parents)
     a->flags &= (uint16_t)~ZKL__F_AT_HEAD;
     node_data(a, &data, &len);
     if (a->flags & ZKL__F_FIXED) {
-        /* Its whole name is known: no listing needed to place it. */
-        if (sent(a, zoo_acreate2(zh, a->path, data, len, &a->c->acl,
-                                 ZOO_EPHEMERAL, create_done, a)))
-            a->node = ZKL__NODE_MAYBE;
+        send_downgrade(a, data, len);
         return;
     }
     att_name(a)[ZKL__PREFIX_LEN + att_recipe(a)->taglen] = '\0';
@@ -662,9 +721,15 @@ static void fixed_created(zkl__att_t *a, int rc)
 static void create_done(int rc, const char *value, const struct Stat *st,
                         const void *data)
 {
-    zkl__att_t *a = answered(data, rc);
+    create_answered(ATT(data), rc, value, st);
+}
+
+static void create_answered(zkl__att_t *a, int rc, const char *value,
+                            const struct Stat *st)
+{
     const char *name;
 
+    answered(a, rc);
     if (a->c->closing)
         return;
     switch (zkl__rc_class(rc)) {

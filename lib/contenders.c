@@ -45,23 +45,28 @@ static int copy_names(zkl__contenders_req_t *r, const struct String_vector *sv)
 }
 
 /* Who holds, by each kind's rule, read off the queue in order: a mutex
- * or write node at the front; read nodes before the first write node. */
+ * or write node at the front; read nodes before the first write node.
+ * The front is every node with the first one's sort key: a downgrade's
+ * read node shares its write node's key, and both hold. */
 static int fill_kinds(zkl__contenders_req_t *r)
 {
-    int seen_write = 0;
+    const char *head;
+    int seen_write = 0, front;
     size_t i;
 
     if ((r->v = zkl__calloc(r->n, sizeof *r->v)) == NULL)
         return ZKL_ENOMEM;
+    head = zkl__sort_key(r->names[0]);
     for (i = 0; i < r->n; i++) {
         zkl_contender_t *e = &r->v[i];
 
         e->name = r->names[i];
         e->kind = zkl__kind_of(e->name);
+        front = i == 0 || strcmp(zkl__sort_key(e->name), head) == 0;
         if (e->kind == ZKL_KIND_MUTEX || e->kind == ZKL_KIND_WRITE)
-            e->holds = i == 0;
+            e->holds = front;
         else if (e->kind == ZKL_KIND_READ)
-            e->holds = !seen_write;
+            e->holds = front || !seen_write;
         if (e->kind == ZKL_KIND_WRITE)
             seen_write = 1;
     }
@@ -308,6 +313,13 @@ static int req_start(zkl__contenders_req_t *r, int rc)
     return ZKL_OK;
 }
 
+/* The listing every request but a one-node revocation starts with. */
+static int send_listing(zkl__contenders_req_t *r)
+{
+    return req_start(r, zoo_aget_children2(r->c->zh, r->path, 0, list_done,
+                                           r));
+}
+
 int zkl_contenders(zkl_client_t *c, const char *path, zkl_contenders_cb cb,
                    void *arg)
 {
@@ -319,7 +331,7 @@ int zkl_contenders(zkl_client_t *c, const char *path, zkl_contenders_cb cb,
     if ((rc = req_new(&r, c, path, ZKL__REQ_NAMES, arg)) != ZKL_OK)
         return rc;
     r->cb.names = cb;
-    return req_start(r, zoo_aget_children2(c->zh, path, 0, list_done, r));
+    return send_listing(r);
 }
 
 int zkl_contenders_ex(zkl_client_t *c, const char *path,
@@ -333,7 +345,7 @@ int zkl_contenders_ex(zkl_client_t *c, const char *path,
     if ((rc = req_new(&r, c, path, ZKL__REQ_EX, arg)) != ZKL_OK)
         return rc;
     r->cb.ex = cb;
-    return req_start(r, zoo_aget_children2(c->zh, path, 0, list_done, r));
+    return send_listing(r);
 }
 
 int zkl_revoke(zkl_client_t *c, const char *path, const char *node,
@@ -351,8 +363,7 @@ int zkl_revoke(zkl_client_t *c, const char *path, const char *node,
         return rc;
     r->cb.revoke = cb;
     if (node == NULL) /* the holders, once the listing tells them */
-        return req_start(r, zoo_aget_children2(c->zh, path, 0, list_done,
-                                               r));
+        return send_listing(r);
     if ((rc = send_part(r, node)) != ZKL_OK) {
         zkl__free(r);
         return rc;

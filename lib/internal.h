@@ -213,7 +213,7 @@ struct zkl__att {
 zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout);
 /* The read side taking the place of its pair's held write node w. */
 zkl__att_t *zkl__att_new_downgrade(zkl_client_t *c, zkl_lock_t *lk,
-                                   const zkl__att_t *w);
+                                   const zkl__att_t *w, long timeout);
 void zkl__att_free(zkl__att_t *a);
 /* Cuts the handle/attempt link, queueing ev (if not 0) for the handle. */
 void zkl__att_detach(zkl__att_t *a, int ev, int status);

@@ -158,7 +158,8 @@ int zkl_lock_acquire(zkl_lock_t *lk, long timeout_ms)
         return ZKL_EUPGRADE;
     if (lk->kind == ZKL_KIND_READ && lk->pair != NULL &&
         lk->pair->att != NULL && lk->pair->att->goal == ZKL__GOAL_HOLD)
-        lk->att = zkl__att_new_downgrade(lk->c, lk, lk->pair->att);
+        lk->att = zkl__att_new_downgrade(lk->c, lk, lk->pair->att,
+                                         timeout_ms);
     else
         lk->att = zkl__att_new(lk->c, lk, timeout_ms);
     if (lk->att == NULL)
@@ -232,11 +233,13 @@ int zkl_lock_node_name(const zkl_lock_t *lk, char *buf, size_t len)
 {
     const zkl__att_t *a;
 
-    if (lk == NULL || buf == NULL || len < ZKL_NODE_NAME_SIZE)
+    if (lk == NULL || buf == NULL)
         return ZKL_EINVAL;
     a = lk->att;
     if (a == NULL || a->node != ZKL__NODE_KNOWN)
         return ZKL_ENOTPENDING;
+    if (strlen(a->path + a->dirlen + 1) >= len)
+        return ZKL_EINVAL;
     strcpy(buf, a->path + a->dirlen + 1);
     return ZKL_OK;
 }

@@ -26,13 +26,10 @@ static int semaphore_child(const char *name)
     return strcmp(name, "locks") == 0 || strcmp(name, "leases") == 0;
 }
 
-/* Mutex: the lowest node holds the lock; any other waits for the node
- * just below its own, never the head, so a release wakes one waiter. The
- * order is Curator's (zkl__name_cmp), so Curator's nodes queue with ours.
- * A linear scan, no sort and no allocation: O(children). A writer of a
- * read/write lock decides the same way, over readers and writers. */
-static const char *pred_blocker(const struct String_vector *sv,
-                                const char *me)
+/* The nearest node before me, of any kind (kind < 0) or of one kind. A
+ * linear scan, no sort and no allocation: O(children). */
+static const char *nearest_before(const struct String_vector *sv,
+                                  const char *me, int kind)
 {
     const char *pred = NULL;
     int i;
@@ -40,11 +37,23 @@ static const char *pred_blocker(const struct String_vector *sv,
     for (i = 0; i < sv->count; i++) {
         const char *n = sv->data[i];
 
-        if (zkl__name_cmp(n, me) < 0 &&
+        if ((kind < 0 || (int)zkl__kind_of(n) == kind) &&
+            zkl__name_cmp(n, me) < 0 &&
             (pred == NULL || zkl__name_cmp(n, pred) > 0))
             pred = n;
     }
     return pred;
+}
+
+/* Mutex: the lowest node holds the lock; any other waits for the node
+ * just below its own, never the head, so a release wakes one waiter. The
+ * order is Curator's (zkl__name_cmp), so Curator's nodes queue with ours.
+ * A writer of a read/write lock decides the same way, over readers and
+ * writers. */
+static const char *pred_blocker(const struct String_vector *sv,
+                                const char *me)
+{
+    return nearest_before(sv, me, -1);
 }
 
 /* Reader: blocked by the nearest write node before it (Curator waits on
@@ -54,29 +63,25 @@ static const char *pred_blocker(const struct String_vector *sv,
 static const char *read_blocker(const struct String_vector *sv,
                                 const char *me)
 {
-    const char *pred = NULL;
-    int i;
-
-    for (i = 0; i < sv->count; i++) {
-        const char *n = sv->data[i];
-
-        if (zkl__kind_of(n) == ZKL_KIND_WRITE && zkl__name_cmp(n, me) < 0 &&
-            (pred == NULL || zkl__name_cmp(n, pred) > 0))
-            pred = n;
-    }
-    return pred;
+    return nearest_before(sv, me, ZKL_KIND_WRITE);
 }
 
+/* A semaphore's lease sorts by its digits here but by its whole name in
+ * Curator's mutex and read/write lock: foreign to both. */
 static int mutex_foreign(const char *name)
 {
     zkl_lock_kind_t k = zkl__kind_of(name);
 
-    return k == ZKL_KIND_READ || k == ZKL_KIND_WRITE || semaphore_child(name);
+    return k == ZKL_KIND_READ || k == ZKL_KIND_WRITE ||
+           k == ZKL_KIND_LEASE || semaphore_child(name);
 }
 
 static int rw_foreign(const char *name)
 {
-    return zkl__kind_of(name) == ZKL_KIND_MUTEX || semaphore_child(name);
+    zkl_lock_kind_t k = zkl__kind_of(name);
+
+    return k == ZKL_KIND_MUTEX || k == ZKL_KIND_LEASE ||
+           semaphore_child(name);
 }
 
 static const zkl__recipe_t recipes[] = {

@@ -41,20 +41,22 @@ t_curator_holds_zklock_waits() {
     wait_count "$p" 0 5
 }
 
-t_zklock_holds_curator_waits() {
-    local p="$base/z2c"
-    "$ZKLOCK" run -s "$H" "$p" -- sh -c 'sleep 3; date +%s%3N' > "$tmp/z2" &
+zklock_excludes_curator() { # path, zklock kind flag (or ""), Curator kind
+    local p=$1
+    "$ZKLOCK" run -s "$H" $2 "$p" -- sh -c 'sleep 3; date +%s%3N' > "$tmp/z2" &
     wait_count "$p" 1 5 || return 1
     # Curator cannot get it while zklock holds...
-    peer "$p" 200 0 > "$tmp/peer2" || return 1
+    peer "$p" 300 0 $3 > "$tmp/peer2" || return 1
     grep -q '^TIMEOUT' "$tmp/peer2" || { cat "$tmp/peer2"; return 1; }
     # ...and gets it once zklock lets go.
-    peer "$p" 20000 0 > "$tmp/peer3" || return 1
+    peer "$p" 20000 0 $3 > "$tmp/peer3" || return 1
     wait
     local acq=$(field "$tmp/peer3" ACQUIRED 2) end=$(cat "$tmp/z2")
     [ -n "$acq" ] && [ "$acq" -ge "$end" ] || { echo "Curator acquired at $acq, zklock ended at $end"; return 1; }
     wait_count "$p" 0 5
 }
+
+t_zklock_holds_curator_waits() { zklock_excludes_curator "$base/z2c" "" mutex; }
 
 t_mixed_queue_fifo() {
     # zklock A holds; Curator B queues; zklock C queues behind B. Grants
@@ -107,18 +109,7 @@ t_curator_writer_excludes_zklock() {
     wait_count "$p" 0 5
 }
 
-t_zklock_writer_excludes_curator_reader() {
-    local p="$base/zw"
-    "$ZKLOCK" run -s "$H" -w "$p" -- sh -c 'sleep 3; date +%s%3N' > "$tmp/zw" &
-    wait_count "$p" 1 5 || return 1
-    peer "$p" 300 0 read > "$tmp/zr1" || return 1
-    grep -q '^TIMEOUT' "$tmp/zr1" || { cat "$tmp/zr1"; return 1; }
-    peer "$p" 20000 0 read > "$tmp/zr2" || return 1
-    wait
-    local acq=$(field "$tmp/zr2" ACQUIRED 2) end=$(cat "$tmp/zw")
-    [ -n "$acq" ] && [ "$acq" -ge "$end" ] || { echo "Curator read at $acq, zklock wrote until $end"; return 1; }
-    wait_count "$p" 0 5
-}
+t_zklock_writer_excludes_curator_reader() { zklock_excludes_curator "$base/zw" -w read; }
 
 t_readers_hold_together() {
     # A zklock reader holds; a Curator reader gets in beside it, and the

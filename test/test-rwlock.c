@@ -3,6 +3,7 @@
  * test says otherwise. Curator interop is in test-curator.sh. */
 #include <zookeeper/zookeeper.h>
 
+#include "faultproxy.h"
 #include "harness.h"
 
 static long watch_events(zkl_client_t *c)
@@ -174,6 +175,7 @@ TEST(rw_downgrade_keeps_place_upgrade_refused)
     acquire(&two[0]);
     ASSERT(t_run_until(&two[0].acquired, 5000));
     ASSERT_RC(zkl_lock_node_name(two[0].lk, rname, sizeof rname), ZKL_OK);
+    ASSERT_RC(zkl_lock_node_name(two[0].lk, rname, 20), ZKL_EINVAL);
     ASSERT(strstr(rname, "-__READ__") != NULL);
     ASSERT_STR(seq_of(rname), seq_of(wname));
     release(&two[1]);
@@ -230,6 +232,54 @@ TEST(rw_downgrade_dies_with_write_release)
     ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
     zkl_lock_free(two[0].lk);
     zkl_client_free(a);
+}
+
+TEST(rw_downgrade_refused_once_the_write_node_is_gone)
+{
+    /* The write node is deleted by someone else and another writer
+     * takes the lock, while the news is still on its way to the holder
+     * (its replies come 1 s late): a downgrade started now must not
+     * hold beside that writer. */
+    fp_t *fp = fp_new(t_base, t_port());
+    zkl_client_t *a, *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    static t_lock_t two[2];
+    char wname[ZKL_NODE_NAME_SIZE], full[512];
+    t_lock_t w2;
+
+    ASSERT(fp != NULL);
+    a = t_client(fp_hosts(fp), 10000, NULL);
+    pair_init(two, a, p);
+    acquire(&two[1]);
+    ASSERT(t_run_until(&two[1].acquired, 5000));
+    t_lock_init_kind(&w2, b, p, ZKL_KIND_WRITE);
+    acquire(&w2);
+    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    t_run_for(300);
+    fp_latency_down(fp, 1000);
+    ASSERT_RC(zkl_lock_node_name(two[1].lk, wname, sizeof wname), ZKL_OK);
+    snprintf(full, sizeof full, "%s/%s", p, wname);
+    ASSERT_EQ(t_zk_delete(full), ZOK);
+    ASSERT(t_run_until(&w2.acquired, 5000));
+    ASSERT(zkl_lock_is_held(two[1].lk)); /* not told yet */
+    acquire(&two[0]);
+    ASSERT(WAIT_FOR(two[0].n > 0 && two[1].lost > 0, 10000));
+    ASSERT_EQ(two[0].acquired, 0);
+    ASSERT_EQ(two[0].failed, 1);
+    ASSERT(two[0].last_status == ZKL_ENODEGONE ||
+           two[0].last_status == ZKL_ECANCELED);
+    ASSERT_RC(two[1].last_status, ZKL_ENODEGONE);
+    fp_latency_down(fp, 0);
+    ASSERT(WAIT_FOR(zkl_client_pending(a) == 0, 10000));
+    ASSERT_EQ(t_zk_count(p), 1); /* W2's node only */
+    release(&w2);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_lock_free(two[0].lk);
+    zkl_lock_free(two[1].lk);
+    zkl_lock_free(w2.lk);
+    zkl_client_free(a);
+    zkl_client_free(b);
+    fp_free(fp);
 }
 
 TEST(rw_other_kind_on_path_refused)
@@ -526,7 +576,7 @@ TEST(bad_args_rwlock_data_revoke)
     ASSERT_RC(zkl_lock_set_data(lk, "", 0), ZKL_OK);
     ASSERT_RC(zkl_lock_set_data(lk, NULL, 0), ZKL_OK);
     ASSERT_RC(zkl_lock_set_revocable(NULL, 1), ZKL_EINVAL);
-    ASSERT_RC(zkl_lock_node_name(lk, small, sizeof small), ZKL_EINVAL);
+    ASSERT_RC(zkl_lock_node_name(lk, small, sizeof small), ZKL_ENOTPENDING);
 
     ASSERT_RC(zkl_revoke(NULL, p, NULL, never_revoke, NULL), ZKL_EINVAL);
     ASSERT_RC(zkl_revoke(c, NULL, NULL, never_revoke, NULL), ZKL_EINVAL);
