@@ -579,7 +579,7 @@ ZKL_EXTERN int zkl_lock_node_name(const zkl_lock_t *lk, char *buf,
 /* ------------------------------------------------------------------ */
 
 /* names: child node names of the lock path in queue order (holder
- * first; Curator's order, by the text after the last "lock-"), borrowed
+ * first; Curator's order, by the digits after the tag), borrowed
  * for the duration of the callback. status: 0 (a missing lock path is 0
  * with n == 0), ZKL_ECONNLOSS, ZKL_ESESSION, ZKL_ECLOSED, ZKL_EAUTH,
  * ZKL_ENOMEM (no memory to copy the names), ZKL_EZK. */

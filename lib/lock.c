@@ -233,7 +233,10 @@ int zkl_lock_node_name(const zkl_lock_t *lk, char *buf, size_t len)
 {
     const zkl__att_t *a;
 
-    if (lk == NULL || buf == NULL)
+    /* Shorter than any name ("_c_<uuid>-lock-" and ten digits) is a
+     * mistake whether or not there is a node now; a longer buffer is
+     * judged by the name it would get. */
+    if (lk == NULL || buf == NULL || len < ZKL__PREFIX_LEN + 6 + 10 + 1)
         return ZKL_EINVAL;
     a = lk->att;
     if (a == NULL || a->node != ZKL__NODE_KNOWN)

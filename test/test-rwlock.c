@@ -175,7 +175,7 @@ TEST(rw_downgrade_keeps_place_upgrade_refused)
     acquire(&two[0]);
     ASSERT(t_run_until(&two[0].acquired, 5000));
     ASSERT_RC(zkl_lock_node_name(two[0].lk, rname, sizeof rname), ZKL_OK);
-    ASSERT_RC(zkl_lock_node_name(two[0].lk, rname, 20), ZKL_EINVAL);
+    ASSERT_RC(zkl_lock_node_name(two[0].lk, rname, 57), ZKL_EINVAL);
     ASSERT(strstr(rname, "-__READ__") != NULL);
     ASSERT_STR(seq_of(rname), seq_of(wname));
     release(&two[1]);
@@ -576,7 +576,7 @@ TEST(bad_args_rwlock_data_revoke)
     ASSERT_RC(zkl_lock_set_data(lk, "", 0), ZKL_OK);
     ASSERT_RC(zkl_lock_set_data(lk, NULL, 0), ZKL_OK);
     ASSERT_RC(zkl_lock_set_revocable(NULL, 1), ZKL_EINVAL);
-    ASSERT_RC(zkl_lock_node_name(lk, small, sizeof small), ZKL_ENOTPENDING);
+    ASSERT_RC(zkl_lock_node_name(lk, small, sizeof small), ZKL_EINVAL);
 
     ASSERT_RC(zkl_revoke(NULL, p, NULL, never_revoke, NULL), ZKL_EINVAL);
     ASSERT_RC(zkl_revoke(c, NULL, NULL, never_revoke, NULL), ZKL_EINVAL);
