@@ -444,14 +444,12 @@ struct zkl__downgrade_req {
 static void downgrade_done(int rc, const void *data)
 {
     struct zkl__downgrade_req *d = (struct zkl__downgrade_req *)(uintptr_t)data;
-    zkl__att_t *a = d->a;
-    struct Stat none;
 
-    memset(&none, 0, sizeof none);
     /* ZNONODE: the write node is gone (the check failed); ZNODEEXISTS:
      * ours, from an earlier try whose reply was lost, and the check
-     * passed just now. */
-    create_answered(a, rc, rc == ZOK ? d->made : NULL, &none);
+     * passed just now. A multi returns no Stat: the czxid comes from
+     * the own-node read before the grant. */
+    create_answered(d->a, rc, rc == ZOK ? d->made : NULL, NULL);
     zkl__free(d);
 }
 
@@ -690,9 +688,10 @@ void zkl__run_ready(zkl_client_t *c)
 }
 
 /* A downgrade's create, with no listing behind it: its node sorts with
- * the write node its pair holds, so it holds once it exists. ZNODEEXISTS
- * is our own create applied before a lost reply (the uuid is fresh):
- * the own-node read tells its czxid and that this session owns it. */
+ * the write node its pair holds, so it holds once it exists, after the
+ * own-node read that tells its czxid and that this session owns it.
+ * ZNODEEXISTS is our own create applied before a lost reply (the uuid
+ * is fresh). */
 static void fixed_created(zkl__att_t *a, int rc)
 {
     if (zkl__rc_class(rc) == ZKL__RC_EXISTS)
@@ -700,17 +699,14 @@ static void fixed_created(zkl__att_t *a, int rc)
     switch ((enum zkl__node)a->node) {
     case ZKL__NODE_KNOWN:
         a->flags |= ZKL__F_AT_HEAD;
-        if (a->czxid != 0)
-            grant(a);
-        else
-            after_reply(a, ZKL__NEXT_CONFIRM);
+        after_reply(a, ZKL__NEXT_CONFIRM);
         return;
     case ZKL__NODE_MAYBE:
         after_reply(a, ZKL__NEXT_CREATE);
         return;
     case ZKL__NODE_NONE:
-        /* No parent: the write node is gone with it; its hold hears of
-         * it by its own watch. */
+        /* The check failed: the write node is gone; its hold hears of it
+         * by its own watch. */
         if (zkl__rc_class(rc) == ZKL__RC_NONODE)
             att_fail(a, ZKL_ENODEGONE);
         break;
