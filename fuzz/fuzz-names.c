@@ -5,10 +5,10 @@
  * The input is a list of names separated by '\n'. Checks: the order is a
  * strict total order (irreflexive, antisymmetric, transitive) so sorting
  * a listing always gives one queue; it follows the sequence number
- * whenever both names carry one; seq_of() only answers for names that
- * end in "lock-" and ten digits; own_name_len() accepts exactly the
- * names zklock creates, with the ten- or eleven-character suffixes
- * ZooKeeper prints (%010d of a signed 32-bit counter). Built with the
+ * whenever both names carry one; seq_of() only answers for names whose
+ * Curator sort key is ten digits; own_name_len() accepts exactly the
+ * names zklock creates for each kind, with the ten- or eleven-character
+ * suffixes ZooKeeper prints (%010d of a signed 32-bit counter). Built with the
  * library's sources, as these functions are internal. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,21 +34,36 @@ static int cmp_names(const void *a, const void *b)
     return zkl__name_cmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The expected seq_of(): digits right after the last "lock-", exactly
- * ten of them, then the end; UINT32_MAX when there are none or they
- * do not fit. */
+/* The text after the last occurrence of tag in s, or NULL. */
+static const char *after(const char *s, const char *tag)
+{
+    size_t n = strlen(s), t = strlen(tag), i;
+
+    for (i = n >= t ? n - t + 1 : 0; i-- > 0;)
+        if (memcmp(s + i, tag, t) == 0)
+            return s + i + t;
+    return NULL;
+}
+
+/* The expected seq_of(): Curator's sort key (after the last "lock-";
+ * else after the last "__READ__", then the last "__WRIT__" in what
+ * follows; else after the last "lease-"), exactly ten digits, then the
+ * end; UINT32_MAX when there are none or they do not fit. */
 static uint32_t expected_seq(const char *s)
 {
-    const char *p = s, *k = NULL;
+    const char *k = after(s, "lock-"), *r;
     uint64_t v = 0;
     int i;
 
-    while ((p = strstr(p, "lock-")) != NULL)
-        k = p++;
+    if (k == NULL) {
+        k = after(s, "__READ__");
+        r = after(k != NULL ? k : s, "__WRIT__");
+        if (r != NULL)
+            k = r;
+    }
     if (k == NULL)
-        return UINT32_MAX;
-    k += 5;
-    if (strlen(k) != 10)
+        k = after(s, "lease-");
+    if (k == NULL || strlen(k) != 10)
         return UINT32_MAX;
     for (i = 0; i < 10; i++) {
         if (k[i] < '0' || k[i] > '9')
@@ -58,25 +73,28 @@ static uint32_t expected_seq(const char *s)
     return v >= UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
-/* The expected own_name_len(), by characters: "_c_", 36 characters,
- * "-lock-", then ten digits up to 2147483647, or a minus and nine digits
- * not all zero, or a minus and ten digits from 1000000000 to
- * 2147483648. */
-static size_t expected_own_len(const char *s)
-{
-    const char *q;
-    size_t n, i;
+static const char *const own_tags[] = {"-lock-", "-__READ__", "-__WRIT__"};
 
-    if (strncmp(s, "_c_", 3) != 0 || strlen(s) < 45 ||
-        strncmp(s + 39, "-lock-", 6) != 0)
+/* The expected own_name_len() for a kind: "_c_", 36 characters, the
+ * kind's tag, then ten digits up to 2147483647, or a minus and nine
+ * digits not all zero, or a minus and ten digits from 1000000000 to
+ * 2147483648. */
+static size_t expected_own_len(const char *s, int kind)
+{
+    const char *tag = own_tags[kind];
+    size_t t = strlen(tag), n, i;
+    const char *q;
+
+    if (strncmp(s, "_c_", 3) != 0 || strlen(s) < 39 + t ||
+        strncmp(s + 39, tag, t) != 0)
         return 0;
-    q = s + 45;
+    q = s + 39 + t;
     n = strlen(q);
     if (n == 10 && q[0] != '-') {
         for (i = 0; i < 10; i++)
             if (q[i] < '0' || q[i] > '9')
                 return 0;
-        return strcmp(q, "2147483647") <= 0 ? 55 : 0;
+        return strcmp(q, "2147483647") <= 0 ? 39 + t + 10 : 0;
     }
     if ((n != 10 && n != 11) || q[0] != '-')
         return 0;
@@ -84,8 +102,9 @@ static size_t expected_own_len(const char *s)
         if (q[i] < '0' || q[i] > '9')
             return 0;
     if (n == 10)
-        return strspn(q + 1, "0") == 9 ? 0 : 55;
-    return q[1] != '0' && strcmp(q + 1, "2147483648") <= 0 ? 56 : 0;
+        return strspn(q + 1, "0") == 9 ? 0 : 39 + t + 10;
+    return q[1] != '0' && strcmp(q + 1, "2147483648") <= 0 ? 39 + t + 11
+                                                           : 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -108,7 +127,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint32_t q = zkl__seq_of(names[i]);
 
         CHECK(q == expected_seq(names[i]));
-        CHECK(zkl__own_name_len(names[i]) == expected_own_len(names[i]));
+        for (k = 0; k < 3; k++)
+            CHECK(zkl__own_name_len(names[i], (int)k) ==
+                  expected_own_len(names[i], (int)k));
         CHECK(zkl__name_cmp(names[i], names[i]) == 0);
         CHECK(zkl__sort_key(names[i]) >= names[i] &&
               zkl__sort_key(names[i]) <= names[i] + strlen(names[i]));
