@@ -82,7 +82,10 @@ extern "C" {
                      "order this one cannot honour")                       \
     XX(EUPGRADE, -1021, "the read side of this read/write lock is held "   \
                         "or pending on its pair: a write acquire would "   \
-                        "wait for itself (release the read side first)")
+                        "wait for itself (release the read side first)")   \
+    XX(ECOUNT, -1022, "the semaphore's count node does not hold a count "  \
+                      "(4 bytes, a big-endian int, as Curator's "          \
+                      "SharedCount writes it)")
 /* -1018 and -1019 were ZKL_ENOLOOP and ZKL_ERECURSIVE, never returned;
  * they stay unused. */
 
@@ -445,8 +448,8 @@ typedef enum zkl_lock_kind {
     ZKL_KIND_READ = 1,  /* "_c_<uuid>-__READ__<seq>": the read side of
                            InterProcessReadWriteLock */
     ZKL_KIND_WRITE = 2, /* "_c_<uuid>-__WRIT__<seq>": its write side */
-    ZKL_KIND_LEASE = 3, /* "_c_<uuid>-lease-<seq>": a semaphore lease
-                           (listings only) */
+    ZKL_KIND_LEASE = 3, /* "_c_<uuid>-lease-<seq>": a lease of
+                           InterProcessSemaphoreV2 (zkl_lease_new) */
     ZKL_KIND_OTHER = 4  /* any other child (listings only) */
 } zkl_lock_kind_t;
 
@@ -484,6 +487,64 @@ ZKL_EXTERN int zkl_lock_new_kind(zkl_lock_t **out, zkl_client_t *c,
 ZKL_EXTERN int zkl_rwlock_new(zkl_lock_t **read_out, zkl_lock_t **write_out,
                               zkl_client_t *c, const char *path,
                               zkl_lock_cb cb, void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Semaphores                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Most leases a semaphore may have: the leases' listing must fit in one
+ * ZooKeeper reply (1 MiB by default, about 60 bytes per lease). */
+#define ZKL_LEASES_MAX 10000
+
+/* Creates a handle for one lease of the counting semaphore on path that
+ * lets at most max_leases holders in at once (1 .. ZKL_LEASES_MAX), in
+ * Curator's InterProcessSemaphoreV2 layout, so Curator and zklock
+ * processes share one semaphore: a mutex under path/locks that only
+ * whoever is adding a lease holds, and one EPHEMERAL_SEQUENTIAL node per
+ * lease under path/leases ("_c_<uuid>-lease-<seq>"), granted when the
+ * leases number at most max_leases. Every participant must use the same
+ * limit (or the same count node: zkl_lease_set_count()). A lease is a
+ * lock handle of kind ZKL_KIND_LEASE: zkl_lock_acquire(), _cancel(),
+ * _release(), _free(), _token(), _set_data() and the events work as for
+ * a mutex. Only the waiter holding path/locks watches the leases, so a
+ * release wakes one waiter however many wait. With max_leases 1 it is
+ * Curator's InterProcessSemaphoreMutex (not reentrant).
+ * Owner: the caller, freed by zkl_lock_free().
+ * Errors: ZKL_EINVAL (NULL c, out or cb; max_leases out of range),
+ * ZKL_EBADPATH (also a path too long for its "/leases" child),
+ * ZKL_ENOMEM, ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_lease_new(zkl_lock_t **out, zkl_client_t *c,
+                             const char *path, int max_leases,
+                             zkl_lock_cb cb, void *arg);
+
+/* Takes the limit from a count node instead, as Curator's
+ * InterProcessSemaphoreV2 with a SharedCount does: a PERSISTENT node
+ * holding the count as a 4-byte big-endian int. An acquire reads it
+ * (and creates it, with max_leases as its value, when it does not
+ * exist) and watches it while it waits: a change takes effect for
+ * waiting acquires at once (lowering it ends no hold). NULL goes back
+ * to max_leases. Takes effect at the next acquire.
+ * Errors: ZKL_EINVAL (not a lease), ZKL_EBADPATH, ZKL_ENOMEM,
+ * ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_lease_set_count(zkl_lock_t *lease,
+                                   const char *count_path);
+
+/* Acquires n leases of one semaphore at once, all or nothing, with one
+ * deadline (timeout_ms as zkl_lock_acquire()): each handle gets
+ * ZKL_LOCK_ACQUIRED, all in one go, or each gets ZKL_LOCK_FAILED with
+ * the same status. While it is pending, cancelling or freeing any one of
+ * them ends it for all (ZKL_ECANCELED). Once held, each lease is its
+ * own hold, released in any order. The acquire keeps the semaphore's
+ * mutex until all n are granted, so two acquires of several leases
+ * never each take part of what both need (Curator takes them one by
+ * one, with the mutex given back in between). zkl_lock_acquire() on a
+ * lease is this with n = 1.
+ * Errors: ZKL_EINVAL (n == 0; a NULL, repeated or non-lease handle;
+ * handles of different clients, paths, limits or count nodes; n above
+ * the limit when there is no count node), ZKL_EHELD, ZKL_EBUSY,
+ * ZKL_ECLOSED, ZKL_ENOMEM, ZKL_EAUTH. */
+ZKL_EXTERN int zkl_lease_acquire_all(zkl_lock_t *const *leases, size_t n,
+                                     long timeout_ms);
 
 /* The handle's kind (ZKL_KIND_MUTEX for NULL). */
 ZKL_EXTERN zkl_lock_kind_t zkl_lock_kind(const zkl_lock_t *lk);

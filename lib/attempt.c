@@ -15,7 +15,10 @@
  * any kind leaves the node MAYBE, to be found again by its uuid.
  *
  * The one recipe-specific decision (which node blocks us) comes from the
- * lock's zkl__recipe_t; see recipes.c. */
+ * lock's zkl__recipe_t; see recipes.c. A semaphore's lease decides by
+ * the count of leases and together with the rest of its set, and may
+ * create its node only while its acquire holds the semaphore's mutex:
+ * semaphore.c answers both. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +64,18 @@ static void att_new_uuid(zkl__att_t *a)
     memcpy(n, "_c_", 3);
     zkl__uuid(n + 3);
     memcpy(n + ZKL__PREFIX_LEN, r->tag, r->taglen + 1);
+}
+
+static void att_schedule(zkl__att_t *a, int next_op);
+
+void zkl__att_schedule(zkl__att_t *a, int next_op)
+{
+    att_schedule(a, next_op);
+}
+
+char *zkl__att_name(zkl__att_t *a)
+{
+    return att_name(a);
 }
 
 static void att_schedule(zkl__att_t *a, int next_op)
@@ -114,11 +129,20 @@ static int att_arm_timeout(zkl__att_t *a, long timeout)
 static zkl__att_t *att_start(zkl_client_t *c, zkl_lock_t *lk, int kind,
                              long timeout)
 {
+    char dir[ZKL_PATH_MAX + 1];
+    size_t dirlen = strlen(lk->path);
     zkl__att_t *a;
 
+    /* A lease's node lives under the semaphore's leases child
+     * (zkl_lease_new() made sure it fits). */
+    memcpy(dir, lk->path, dirlen);
+    if (kind == ZKL_KIND_LEASE) {
+        memcpy(dir + dirlen, "/leases", 7);
+        dirlen += 7;
+    }
     if (zkl__evq_reserve(c, c->natts + c->nreqs + 1 + ZKL__EVQ_SLACK) !=
             ZKL_OK ||
-        (a = att_alloc(c, lk->path, strlen(lk->path), kind)) == NULL)
+        (a = att_alloc(c, dir, dirlen, kind)) == NULL)
         return NULL;
     a->lk = lk;
     att_new_uuid(a);
@@ -139,6 +163,16 @@ zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
 
     if (a != NULL)
         att_schedule(a, ZKL__NEXT_CREATE);
+    return a;
+}
+
+zkl__att_t *zkl__att_new_lease(zkl_client_t *c, zkl_lock_t *lk,
+                               long timeout)
+{
+    zkl__att_t *a = att_start(c, lk, ZKL_KIND_LEASE, timeout);
+
+    if (a != NULL)
+        a->next_op = ZKL__NEXT_CREATE; /* once the mutex is ours */
     return a;
 }
 
@@ -275,6 +309,10 @@ static void att_to_delete(zkl__att_t *a)
  * background. */
 void zkl__att_let_go(zkl__att_t *a, int ev, int status)
 {
+    /* A lease that stops waiting ends its whole set's acquire. */
+    if (a->kind == ZKL_KIND_LEASE && a->goal == ZKL__GOAL_ACQUIRE &&
+        a->lk != NULL)
+        zkl__sem_abandon(a, ev != 0 ? status : ZKL_ECANCELED);
     att_to_delete(a); /* while it still knows its handle's pair */
     zkl__att_detach(a, ev, status);
     att_unfile(a);
@@ -396,12 +434,24 @@ static void after_reply(zkl__att_t *a, int next_op)
         att_schedule(a, a->next_op);
 }
 
+void zkl__att_after_reply(zkl__att_t *a, int next_op)
+{
+    after_reply(a, next_op);
+}
+
 static void send_list(zkl__att_t *a)
 {
     int rc;
 
     a->path[a->dirlen] = '\0';
-    rc = zoo_aget_children2(a->c->zh, a->path, 0, list_done, a);
+    /* A lease may have to wait for the leases to change: every listing
+     * of them watches (the server keeps one watch per session and path,
+     * so a needless one costs one notification at most). */
+    if (a->kind == ZKL_KIND_LEASE)
+        rc = zoo_awget_children2(a->c->zh, a->path, zkl__watcher, a->c,
+                                 list_done, a);
+    else
+        rc = zoo_aget_children2(a->c->zh, a->path, 0, list_done, a);
     a->path[a->dirlen] = '/';
     if (sent(a, rc))
         a->c->stats.listings++;
@@ -486,6 +536,12 @@ static void send_create(zkl__att_t *a, int with_parents)
     const char *data;
     int len;
 
+    if (a->kind == ZKL_KIND_LEASE && !zkl__sem_may_create(a)) {
+        /* Its acquire wakes it when the mutex is ours (again). */
+        a->next_op = (uint8_t)(with_parents ? ZKL__NEXT_PARENTS
+                                            : ZKL__NEXT_CREATE);
+        return;
+    }
     if (with_parents) {
         /* Ancestors first, pipelined: the server answers in order, so the
          * create below sees them. ZNODEEXISTS is the common answer. */
@@ -542,6 +598,17 @@ static int next_in_line(const zkl__att_t *w, const void *path)
            !(w->flags & ZKL__F_READY) && waits_on(w, path);
 }
 
+/* A local lease of the same semaphore waiting for the leases to change. */
+static int lease_waiter(const zkl__att_t *w, const void *arg)
+{
+    const zkl__att_t *a = arg;
+
+    return w->kind == ZKL_KIND_LEASE && w->goal == ZKL__GOAL_ACQUIRE &&
+           w->inflight == 0 && !(w->flags & ZKL__F_READY) &&
+           w->dirlen == a->dirlen &&
+           memcmp(w->path, a->path, a->dirlen) == 0;
+}
+
 static void send_delete(zkl__att_t *a)
 {
     zkl__att_t *w;
@@ -556,6 +623,15 @@ static void send_delete(zkl__att_t *a)
         (w = zkl__wtab_find(a->c, zkl__hash(a->path), next_in_line,
                             a->path)) != NULL)
         send_confirm(w);
+    /* Giving back a lease: a local lease waiting for the leases to
+     * change lists them right behind the delete, without waiting for
+     * the watch's notification (which then finds nobody). */
+    if ((a->flags & ZKL__F_WAS_HELD) && a->kind == ZKL_KIND_LEASE &&
+        (w = zkl__wtab_find(a->c, zkl__hashn(a->path, a->dirlen),
+                            lease_waiter, a)) != NULL) {
+        zkl__wtab_remove(a->c, w);
+        send_list(w);
+    }
 }
 
 /* Sends the watch on the predecessor, while its name is still at hand. */
@@ -651,6 +727,9 @@ static void att_step(zkl__att_t *a)
     case ZKL__NEXT_DESCEND:
         descend(a);
         break;
+    case ZKL__NEXT_SEM:
+        zkl__sem_step(a);
+        break;
     case ZKL__NEXT_NOTHING:
         break;
     }
@@ -673,6 +752,8 @@ void zkl__run_ready(zkl_client_t *c)
     if (c->stepping)
         return;
     c->stepping = 1;
+    if (c->sem_work)
+        zkl__sem_run(c);
     while (c->ready != NULL) {
         if (++n > 1 && zkl__over_budget(c))
             break; /* the rest next pass */
@@ -777,6 +858,11 @@ static void grant(zkl__att_t *a)
         after_reply(a, ZKL__NEXT_CONFIRM);
         return;
     }
+    zkl__att_grant(a);
+}
+
+void zkl__att_grant(zkl__att_t *a)
+{
     /* Nothing below our node is alive now, and we need no view. */
     if (att_recipe(a)->chain)
         zkl__queue_trim(a->c, a, zkl__seq_of(att_name(a)));
@@ -850,6 +936,10 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
             after_reply(a, ZKL__NEXT_NOTHING);
             return;
         }
+    }
+    if (a->kind == ZKL_KIND_LEASE) {
+        zkl__sem_decide(a, sv);
+        return;
     }
     pred = att_recipe(a)->blocker(sv, me);
     if (pred == NULL) {
@@ -1014,6 +1104,12 @@ static void own_watch_done(int rc, const char *value, int len,
     case ZKL__RC_OK:
         if (a->goal == ZKL__GOAL_ACQUIRE) {
             a->czxid = st->czxid;
+            if (a->kind == ZKL_KIND_LEASE) {
+                /* Its set's acquire grants, or a listing decides. */
+                next = (a->flags & ZKL__F_AT_HEAD) ? ZKL__NEXT_SEM
+                                                   : ZKL__NEXT_NOTHING;
+                break;
+            }
             if (!(a->flags & ZKL__F_AT_HEAD)) {
                 /* A read ahead of a handoff that did not come: wait on,
                  * unless something woke it meanwhile. */
@@ -1175,6 +1271,8 @@ void zkl__on_watch(zkl_client_t *c, int type, const char *path)
 {
     zkl__att_t *a, *nx;
 
+    if (c->sems != NULL)
+        zkl__sem_on_watch(c, path);
     if (type == ZOO_DELETED_EVENT) {
         hand_on(c, path, 0);
         return;
@@ -1236,6 +1334,7 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
     zkl__att_t *a, *nx;
 
     zkl__queue_clear(c);
+    zkl__sem_on_session_gone(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
         a->flags &= (uint16_t)~(ZKL__F_QUEUED | ZKL__F_SUSPENDED |

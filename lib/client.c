@@ -578,7 +578,7 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
             continue;
         }
         on_clock(c);
-        if (c->ready != NULL)
+        if (c->ready != NULL || (c->sem_work && zkl__is_connected(c)))
             continue;
         if (with_callbacks && c->evq_len > 0) {
             drain(c);
@@ -588,6 +588,7 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
         }
         ask_interest(c, fd, events, ms);
         if (c->ready != NULL || (c->expired && !c->dead) ||
+            (c->sem_work && zkl__is_connected(c)) ||
             (with_callbacks && c->evq_len > 0))
             continue;
         break;
@@ -760,6 +761,7 @@ static void teardown(zkl_client_t *c)
     c->depth--;
     for (lk = c->locks; lk != NULL; lk = lk->next)
         lk->c = NULL;
+    zkl__sem_teardown(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
         zkl__free(a);

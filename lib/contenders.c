@@ -67,6 +67,8 @@ static int fill_kinds(zkl__contenders_req_t *r)
             e->holds = front;
         else if (e->kind == ZKL_KIND_READ)
             e->holds = front || !seen_write;
+        else if (e->kind == ZKL_KIND_LEASE)
+            e->holds = 1; /* every lease node counts against the limit */
         if (e->kind == ZKL_KIND_WRITE)
             seen_write = 1;
     }

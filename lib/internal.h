@@ -45,6 +45,7 @@
 typedef struct zkl__att zkl__att_t;
 typedef struct zkl__contenders_req zkl__contenders_req_t;
 typedef struct zkl__queue zkl__queue_t;
+typedef struct zkl__sem zkl__sem_t;
 
 /* ---- alloc.c: every allocation goes through zkl_set_allocator()'s ---- */
 void *zkl__malloc(size_t size);
@@ -157,7 +158,9 @@ enum zkl__next {
     ZKL__NEXT_DELETE,  /* delete our node */
     ZKL__NEXT_CONFIRM, /* read (and watch) our own node: before a grant
                           that no listing backs, and to re-check a hold */
-    ZKL__NEXT_DESCEND  /* blocker gone: the next from the queue view */
+    ZKL__NEXT_DESCEND, /* blocker gone: the next from the queue view */
+    ZKL__NEXT_SEM      /* a lease: ask its semaphore acquire whether the
+                          set may be granted now (semaphore.c) */
 };
 
 #define ZKL__F_READY 0x01      /* on the client's ready queue */
@@ -211,6 +214,10 @@ struct zkl__att {
 };
 
 zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout);
+/* A lease under <lk->path>/leases, waiting (unscheduled) for its
+ * semaphore acquire to hold the mutex. */
+zkl__att_t *zkl__att_new_lease(zkl_client_t *c, zkl_lock_t *lk,
+                               long timeout);
 /* The read side taking the place of its pair's held write node w. */
 zkl__att_t *zkl__att_new_downgrade(zkl_client_t *c, zkl_lock_t *lk,
                                    const zkl__att_t *w, long timeout);
@@ -220,6 +227,12 @@ void zkl__att_detach(zkl__att_t *a, int ev, int status);
 void zkl__att_let_go(zkl__att_t *a, int event, int status);
 void zkl__att_release(zkl__att_t *a);
 void zkl__att_after_callback(zkl__att_t *a);
+/* For semaphore.c, which decides for leases what the recipes decide for
+ * the other kinds. */
+void zkl__att_schedule(zkl__att_t *a, int next_op);
+void zkl__att_after_reply(zkl__att_t *a, int next_op);
+void zkl__att_grant(zkl__att_t *a);
+char *zkl__att_name(zkl__att_t *a);
 void zkl__run_ready(zkl_client_t *c);
 void zkl__on_watch(zkl_client_t *c, int type, const char *path);
 void zkl__on_connected(zkl_client_t *c, int reconnect);
@@ -252,15 +265,53 @@ typedef struct zkl__recipe {
     int (*foreign)(const char *name);
 } zkl__recipe_t;
 
-/* kind: zkl_lock_kind_t, ZKL_KIND_MUTEX .. ZKL_KIND_WRITE. */
+/* kind: zkl_lock_kind_t, ZKL_KIND_MUTEX .. ZKL_KIND_LEASE (a lease's
+ * decision is semaphore.c's: its blocker is NULL). */
 const zkl__recipe_t *zkl__recipe(int kind);
 
+/* ---- semaphore.c ---- */
+/* What a lease handle knows of its semaphore; owned by the handle. */
+typedef struct zkl__semconf {
+    int max;                  /* max_leases: the limit, or the count
+                                 node's seed */
+    char *count_path;         /* owned, or NULL */
+    zkl__sem_t *grp;          /* the acquire it is part of, or NULL */
+} zkl__semconf_t;
+
+/* One zkl_lease_acquire_all(): owned by the client (on c->sems) from the
+ * call until every lease is granted or failed, then until no count read
+ * carries it. Borrows the lease handles (members), owns the mutex
+ * handle on <path>/locks. */
+struct zkl__sem {
+    zkl_client_t *c;
+    zkl__sem_t *prev, *next;  /* c->sems */
+    zkl_lock_t *mutex;        /* owned; NULL once given back */
+    char *count_path;         /* owned copy, or NULL */
+    uint64_t deadline;        /* monotonic ms, 0 = none */
+    int max;                  /* the limit as last known */
+    unsigned inflight;        /* count node requests carrying it */
+    uint8_t max_known, ok, done, trylock, count_wanted, rounds;
+    size_t n;
+    zkl_lock_t *members[];    /* borrowed */
+};
+int zkl__sem_may_create(const zkl__att_t *a);
+void zkl__sem_decide(zkl__att_t *a, const struct String_vector *sv);
+void zkl__sem_step(zkl__att_t *a);
+void zkl__sem_abandon(zkl__att_t *a, int status);
+void zkl__sem_run(zkl_client_t *c);
+void zkl__sem_on_watch(zkl_client_t *c, const char *path);
+void zkl__sem_on_session_gone(zkl_client_t *c);
+void zkl__sem_teardown(zkl_client_t *c);
+
 /* ---- lock.c: the public handle ---- */
+int zkl__lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
+                  int kind, zkl_lock_cb cb, void *arg);
 struct zkl_lock {
     zkl_client_t *c;          /* NULL once the client is gone */
     zkl_lock_t *prev, *next;  /* c->locks */
     zkl__att_t *att;          /* current attempt, or NULL when idle */
     zkl_lock_t *pair;         /* the other side of zkl_rwlock_new() */
+    zkl__semconf_t *sem;      /* a lease's semaphore (owned), else NULL */
     zkl_lock_cb cb;
     void *arg;
     char *data;               /* lock node data (owned), NULL: default */
@@ -373,6 +424,8 @@ struct zkl_client {
     size_t nstalled;
     zkl__att_t *ready, **ready_tail;
     zkl_lock_t *locks;        /* every live handle */
+    zkl__sem_t *sems;         /* semaphore acquires under way */
+    int sem_work;             /* a count node read is due */
     size_t nreqs;             /* contenders requests not yet delivered */
 
     zkl__att_t **wtab;        /* waiter table: path hash -> attempts */

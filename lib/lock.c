@@ -14,6 +14,18 @@ int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
 int zkl_lock_new_kind(zkl_lock_t **out, zkl_client_t *c, const char *path,
                       zkl_lock_kind_t kind, zkl_lock_cb cb, void *arg)
 {
+    if (kind != ZKL_KIND_MUTEX && kind != ZKL_KIND_READ &&
+        kind != ZKL_KIND_WRITE) {
+        if (out != NULL)
+            *out = NULL;
+        return ZKL_EINVAL; /* a lease needs its limit: zkl_lease_new() */
+    }
+    return zkl__lock_new(out, c, path, kind, cb, arg);
+}
+
+int zkl__lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
+                  int kind, zkl_lock_cb cb, void *arg)
+{
     zkl_lock_t *lk;
     size_t len;
     int rc;
@@ -21,9 +33,7 @@ int zkl_lock_new_kind(zkl_lock_t **out, zkl_client_t *c, const char *path,
     if (out == NULL)
         return ZKL_EINVAL;
     *out = NULL;
-    if (c == NULL || cb == NULL || path == NULL ||
-        (kind != ZKL_KIND_MUTEX && kind != ZKL_KIND_READ &&
-         kind != ZKL_KIND_WRITE))
+    if (c == NULL || cb == NULL || path == NULL)
         return ZKL_EINVAL;
     if ((rc = zkl__path_check(path, 0)) != ZKL_OK)
         return rc;
@@ -140,6 +150,10 @@ void zkl_lock_free(zkl_lock_t *lk)
     }
     if (lk->pair != NULL)
         lk->pair->pair = NULL;
+    if (lk->sem != NULL) {
+        zkl__free(lk->sem->count_path);
+        zkl__free(lk->sem);
+    }
     zkl__free(lk->data);
     zkl__free(lk);
 }
@@ -152,6 +166,8 @@ int zkl_lock_acquire(zkl_lock_t *lk, long timeout_ms)
         return rc;
     if (lk->att != NULL)
         return lk->att->goal == ZKL__GOAL_HOLD ? ZKL_EHELD : ZKL_EBUSY;
+    if (lk->sem != NULL)
+        return zkl_lease_acquire_all(&lk, 1, timeout_ms);
     /* A write behind its own pair's read would wait for itself. */
     if (lk->kind == ZKL_KIND_WRITE && lk->pair != NULL &&
         lk->pair->att != NULL && lk->pair->att->goal != ZKL__GOAL_DELETE)

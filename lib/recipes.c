@@ -1,5 +1,6 @@
-/* Recipes: the tag and the decision that make an attempt machine a mutex
- * or one side of a read/write lock, and the kind of a child by its tag. */
+/* Recipes: the tag and the decision that make an attempt machine a mutex,
+ * one side of a read/write lock or a semaphore's lease, and the kind of
+ * a child by its tag. */
 #include <stddef.h>
 #include <string.h>
 
@@ -84,13 +85,22 @@ static int rw_foreign(const char *name)
            semaphore_child(name);
 }
 
+/* Curator counts every child of the leases node as a lease, whatever its
+ * name: so does a lease here (semaphore.c), and nothing is foreign. */
+static int lease_foreign(const char *name)
+{
+    (void)name;
+    return 0;
+}
+
 static const zkl__recipe_t recipes[] = {
     {"mutex", "-lock-", 6, pred_blocker, 1, mutex_foreign},
     {"read", "-__READ__", 9, read_blocker, 0, rw_foreign},
     {"write", "-__WRIT__", 9, pred_blocker, 0, rw_foreign},
+    {"lease", "-lease-", 7, NULL, 0, lease_foreign},
 };
 
 const zkl__recipe_t *zkl__recipe(int kind)
 {
-    return &recipes[kind >= 0 && kind <= ZKL_KIND_WRITE ? kind : 0];
+    return &recipes[kind >= 0 && kind <= ZKL_KIND_LEASE ? kind : 0];
 }

@@ -54,6 +54,7 @@ struct fp {
     void (*on_reset)(void *);  /* after the proxy reset connections */
     void *on_reset_arg;
     int arm_op, arm_ms, fired;
+    char arm_path[64];         /* "": any path */
     fp_fault_t arm_fault;      /* 0: nothing armed */
     int arm_err;               /* FP_RECODE's code */
     struct event *lose_timer, *unstall_timer;
@@ -236,13 +237,34 @@ static int be32(const unsigned char *b)
     return (int)ntohl(v);
 }
 
-static int aimed_at(const fp_t *fp, int op)
+/* Does the request's path (the jute string right after the header)
+ * contain fp->arm_path? */
+static int path_matches(const fp_t *fp, struct evbuffer *frame)
+{
+    unsigned char buf[16 + 1024 + 1];
+    size_t got;
+    int len;
+
+    if (fp->arm_path[0] == '\0')
+        return 1;
+    got = (size_t)evbuffer_copyout(frame, buf, sizeof buf - 1);
+    if (got < 16)
+        return 0;
+    len = be32(buf + 12);
+    if (len < 0 || (size_t)len > got - 16)
+        return 0;
+    buf[16 + len] = '\0';
+    return strstr((const char *)buf + 16, fp->arm_path) != NULL;
+}
+
+static int aimed_at(const fp_t *fp, int op, struct evbuffer *frame)
 {
     if (fp->arm_fault == 0)
         return 0;
     if (fp->arm_op != FP_OP_ANY)
-        return op == fp->arm_op;
-    return op > 0 && op != FP_OP_PING && op != 100 && op != 101;
+        return op == fp->arm_op && path_matches(fp, frame);
+    return op > 0 && op != FP_OP_PING && op != 100 && op != 101 &&
+           path_matches(fp, frame);
 }
 
 /* Sets off the armed fault on p with frame, the request it aims at.
@@ -322,7 +344,7 @@ static void from_client(struct pair *p)
         if (p->hello_seen && n >= 8)
             op = be32(hdr + 8);
         p->hello_seen = 1;
-        if (aimed_at(p->fp, op)) {
+        if (aimed_at(p->fp, op, frame)) {
             if (!fire(p, frame))
                 break;
         } else {
@@ -522,6 +544,14 @@ void fp_latency_down(fp_t *fp, int ms)
 
 void fp_arm(fp_t *fp, int op, fp_fault_t fault, int ms)
 {
+    fp_arm_path(fp, op, fault, ms, NULL);
+}
+
+void fp_arm_path(fp_t *fp, int op, fp_fault_t fault, int ms,
+                 const char *path_part)
+{
+    snprintf(fp->arm_path, sizeof fp->arm_path, "%s",
+             path_part != NULL ? path_part : "");
     fp->arm_op = op;
     fp->arm_fault = fault;
     fp->arm_ms = ms > 0 ? ms : 1;

@@ -78,6 +78,11 @@ void fp_on_reset(fp_t *fp, void (*fn)(void *), void *arg);
 /* Arms one fault for the next request of type op (FP_OP_*) on any
  * connection; ms as fp_fault_t says. Replaces a fault still armed. */
 void fp_arm(fp_t *fp, int op, fp_fault_t fault, int ms);
+/* As fp_arm(), for the next such request whose path contains path_part
+ * (NULL or "": any path): a fault aimed at a semaphore's leases rather
+ * than at its mutex. */
+void fp_arm_path(fp_t *fp, int op, fp_fault_t fault, int ms,
+                 const char *path_part);
 /* Arms FP_RECODE for the next request of type op: its reply becomes an
  * error reply with code err (a ZooKeeper result code). */
 void fp_arm_recode(fp_t *fp, int op, int err);

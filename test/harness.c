@@ -329,6 +329,13 @@ void t_lock_init_kind(t_lock_t *t, zkl_client_t *c, const char *path,
               ZKL_OK);
 }
 
+void t_lock_init_lease(t_lock_t *t, zkl_client_t *c, const char *path,
+                       int max)
+{
+    memset(t, 0, sizeof *t);
+    ASSERT_RC(zkl_lease_new(&t->lk, c, path, max, t_lock_cb, t), ZKL_OK);
+}
+
 void t_hold_and_queue(t_lock_t *hold, zkl_client_t *hc, t_lock_t *wait,
                       zkl_client_t *wc, const char *path)
 {
@@ -610,6 +617,17 @@ int t_zk_data(const char *path, char *buf, int size)
     obs_pump(zh, &o.done, 10000);
     zookeeper_close(zh);
     return o.len;
+}
+
+int t_zk_set(const char *path, const char *data, int len)
+{
+    struct obs o;
+    zhandle_t *zh = obs_open(&o);
+
+    zoo_aset(zh, path, data, len, -1, obs_stat_done, &o);
+    obs_pump(zh, &o.done, 10000);
+    zookeeper_close(zh);
+    return o.done ? o.rc : ZOPERATIONTIMEOUT;
 }
 
 /* Every lock node (a protected name, "_c_...") below the roots the tests and

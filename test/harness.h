@@ -128,6 +128,9 @@ void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg);
 void t_lock_init(t_lock_t *t, zkl_client_t *c, const char *path);
 void t_lock_init_kind(t_lock_t *t, zkl_client_t *c, const char *path,
                       zkl_lock_kind_t kind);
+/* A lease of the semaphore with max leases on path. */
+void t_lock_init_lease(t_lock_t *t, zkl_client_t *c, const char *path,
+                       int max);
 /* The shape most tests start from: hold takes path on hc and is
  * granted; then wait (on wc) queues behind it, its node on the server
  * and its watch set. */
@@ -161,6 +164,8 @@ int t_zk_delete_as(const char *digest, const char *path);
 int t_zk_create_as(const char *digest, const char *path, int flags);
 /* A node's data into buf (size bytes); its length, or -1 if missing. */
 int t_zk_data(const char *path, char *buf, int size);
+/* Sets a node's data; the ZooKeeper result. */
+int t_zk_set(const char *path, const char *data, int len);
 /* czxid of a node, 0 if missing. */
 int64_t t_zk_czxid(const char *path);
 

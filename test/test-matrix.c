@@ -24,7 +24,11 @@
  * The matrix runs for the mutex (both contenders mutexes) and for the
  * read/write lock (X a reader, H a writer: X waits behind H's write in
  * the acquire cases, H's write waits behind X's read in the hold cases),
- * which takes both of its decisions through every fault. */
+ * which takes both of its decisions through every fault, and for the
+ * semaphore (both contenders leases of a one-lease semaphore: X waits
+ * for the leases, holding the semaphore's mutex, in the acquire cases;
+ * the faults aim at the requests on its leases, the mutex's being the
+ * mutex matrix's). */
 #include "faultproxy.h"
 #include "harness.h"
 
@@ -64,7 +68,31 @@ static void arm(fp_t *fp, enum state s, enum fault f)
     static const fp_fault_t kind[] = {FP_CUT, FP_LOSE, FP_DELAY, FP_STALL};
     static const int ms[] = {1, 150, DELAY_MS, EXPIRE_STALL_MS};
 
-    fp_arm(fp, op_of(s), kind[f], ms[f]);
+    fp_arm_path(fp, op_of(s), kind[f], ms[f],
+                x_kind == ZKL_KIND_LEASE && op_of(s) != FP_OP_ANY
+                    ? "/leases"
+                    : NULL);
+}
+
+/* Where the contenders' nodes are: the lock path, or a semaphore's
+ * leases. */
+static const char *node_dir(const char *p)
+{
+    static char d[512];
+
+    if (x_kind != ZKL_KIND_LEASE)
+        return p;
+    snprintf(d, sizeof d, "%s/leases", p);
+    return d;
+}
+
+static void init(t_lock_t *t, zkl_client_t *c, const char *p,
+                 zkl_lock_kind_t k)
+{
+    if (k == ZKL_KIND_LEASE)
+        t_lock_init_lease(t, c, p, 1);
+    else
+        t_lock_init_kind(t, c, p, k);
 }
 
 /* A fault on a quiet state: applied now, over once this returns. A
@@ -139,15 +167,15 @@ static void acquire_case(enum state s, enum fault f, fp_t *fp,
     t_lock_t a, b;
     int conns = fp_accepted(fp);
 
-    t_lock_init_kind(&b, h, p, h_kind);
-    t_lock_init_kind(&a, x, p, x_kind);
+    init(&b, h, p, h_kind);
+    init(&a, x, p, x_kind);
     ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
     ASSERT(t_run_until(&b.acquired, 5000));
     if (s != S_WAITING)
         arm(fp, s, f);
     ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
     if (s == S_WAITING) {
-        ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+        ASSERT_EQ(t_zk_wait_count(node_dir(p), 2, 5000), 2);
         t_run_for(200); /* the predecessor watch is set */
         quiet_fault(fp, f, x, p);
     } else {
@@ -157,9 +185,9 @@ static void acquire_case(enum state s, enum fault f, fp_t *fp,
         ASSERT(WAIT_FOR(t_has_event(xc, ZKL_CONN_EXPIRED), 15000));
     check_session(xc, fp, conns, f);
     /* Re-queued (or still queued) exactly once, behind the holder. */
-    ASSERT_EQ(t_zk_wait_count(p, 2, 10000), 2);
+    ASSERT_EQ(t_zk_wait_count(node_dir(p), 2, 10000), 2);
     t_run_for(300);
-    ASSERT_EQ(t_zk_count(p), 2);
+    ASSERT_EQ(t_zk_count(node_dir(p)), 2);
     ASSERT(WAIT_FOR(zkl_lock_state(a.lk) == ZKL_STATE_QUEUED, 5000));
     ASSERT_EQ(a.n, 0);
     ASSERT_RC(zkl_lock_release(b.lk), ZKL_OK);
@@ -168,7 +196,7 @@ static void acquire_case(enum state s, enum fault f, fp_t *fp,
      * may be delivered first. */
     ASSERT(WAIT_FOR(b.released == 1, 5000));
     ASSERT_EQ(b.lost, 0);
-    check_sole_holder(p, &a);
+    check_sole_holder(node_dir(p), &a);
     ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
     ASSERT(t_run_until(&a.released, 5000));
     ASSERT_RC(a.last_status, ZKL_OK);
@@ -187,13 +215,13 @@ static void hold_case(enum state s, enum fault f, fp_t *fp,
     uint64_t xtok, htok, tok;
     int conns;
 
-    t_lock_init_kind(&a, x, p, x_kind);
-    t_lock_init_kind(&b, h, p, h_kind);
+    init(&a, x, p, x_kind);
+    init(&b, h, p, h_kind);
     ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
     ASSERT(t_run_until(&a.acquired, 5000));
     ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
     ASSERT(WAIT_FOR(zkl_lock_state(b.lk) == ZKL_STATE_QUEUED, 5000));
-    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    ASSERT_EQ(t_zk_wait_count(node_dir(p), 2, 5000), 2);
     ASSERT_RC(zkl_lock_token(a.lk, &xtok), ZKL_OK);
     t_run_for(200);
     conns = fp_accepted(fp);
@@ -246,14 +274,14 @@ static void hold_case(enum state s, enum fault f, fp_t *fp,
             ASSERT_EQ(tok, xtok);
             ASSERT_EQ(a.lost, 0);
             ASSERT_EQ(b.n, 0);
-            ASSERT_EQ(t_zk_count(p), 2);
+            ASSERT_EQ(t_zk_count(node_dir(p)), 2);
             ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
             ASSERT(t_run_until(&a.released, 5000));
             ASSERT_RC(a.last_status, ZKL_OK);
             ASSERT(t_run_until(&b.acquired, 10000));
         }
     }
-    check_sole_holder(p, &b);
+    check_sole_holder(node_dir(p), &b);
     ASSERT_EQ(b.n, 1);
     zkl_lock_free(a.lk);
     zkl_lock_free(b.lk);
@@ -281,7 +309,13 @@ static void run_case(enum state s, enum fault f, zkl_lock_kind_t xk,
     ASSERT(WAIT_FOR(zkl_client_pending(x) == 0 &&
                         zkl_client_pending(h) == 0,
                     10000));
-    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    ASSERT_EQ(t_zk_wait_count(node_dir(p), 0, 5000), 0);
+    if (xk == ZKL_KIND_LEASE) {
+        char m[512];
+
+        snprintf(m, sizeof m, "%s/locks", p);
+        ASSERT_EQ(t_zk_wait_count(m, 0, 5000), 0);
+    }
     fprintf(stderr, "matrix %-7s %-6s ok: %d connection(s), %s, %llu ms\n",
             state_name[s], fault_name[f], fp_accepted(fp),
             t_has_event(&xc, ZKL_CONN_EXPIRED) ? "session expired"
@@ -295,6 +329,7 @@ static void run_case(enum state s, enum fault f, zkl_lock_kind_t xk,
 #define M_ (ZKL_KIND_MUTEX)
 #define R_ (ZKL_KIND_READ)
 #define W_ (ZKL_KIND_WRITE)
+#define L_ (ZKL_KIND_LEASE)
 #define MATRIX(st, S)                                                       \
     TEST(matrix_##st##_cut) { run_case(S, F_CUT, M_, M_); }                 \
     TEST(matrix_##st##_lose) { run_case(S, F_LOSE, M_, M_); }               \
@@ -305,9 +340,22 @@ static void run_case(enum state s, enum fault f, zkl_lock_kind_t xk,
     TEST(rw_matrix_##st##_delay) { run_case(S, F_DELAY, R_, W_); }          \
     TEST(rw_matrix_##st##_expire) { run_case(S, F_EXPIRE, R_, W_); }
 
+#define SEM_MATRIX(st, S)                                                   \
+    TEST(sem_matrix_##st##_cut) { run_case(S, F_CUT, L_, L_); }             \
+    TEST(sem_matrix_##st##_lose) { run_case(S, F_LOSE, L_, L_); }           \
+    TEST(sem_matrix_##st##_delay) { run_case(S, F_DELAY, L_, L_); }         \
+    TEST(sem_matrix_##st##_expire) { run_case(S, F_EXPIRE, L_, L_); }
+
 MATRIX(create, S_CREATE)
 MATRIX(list, S_LIST)
 MATRIX(watch, S_WATCH)
 MATRIX(waiting, S_WAITING)
 MATRIX(held, S_HELD)
 MATRIX(release, S_RELEASE)
+/* A lease has no watch of its own while it waits: its listing is its
+ * watch (the list cases). */
+SEM_MATRIX(create, S_CREATE)
+SEM_MATRIX(list, S_LIST)
+SEM_MATRIX(waiting, S_WAITING)
+SEM_MATRIX(held, S_HELD)
+SEM_MATRIX(release, S_RELEASE)

@@ -1,0 +1,622 @@
+/* Counting semaphores in Curator's InterProcessSemaphoreV2 layout: the
+ * public lease calls and the semaphore acquire (zkl__sem_t), which owns
+ * the semaphore's mutex handle and its count node reads, and borrows
+ * the lease handles it acquires, from zkl_lease_acquire_all() until they
+ * are all granted or all failed.
+ *
+ * Why the layout works, and what each part is for:
+ *   - Safety comes from the count alone: a lease is granted only on a
+ *     listing of path/leases that holds the lease's own node and at most
+ *     max nodes. Of any set of holders, the one granted on the latest
+ *     listing saw every other holder's node (created before that holder's
+ *     own listing, and not deleted since), so holders never outnumber
+ *     the limit, whoever (Curator or zklock) takes leases in between.
+ *   - The mutex (path/locks) is for liveness: only its holder adds lease
+ *     nodes, so at most one acquire has nodes beyond the limit, and only
+ *     it watches the leases: no herd, and no waiters whose surplus nodes
+ *     keep each other out forever.
+ * The lease nodes are ordinary attempts (attempt.c, kind LEASE): create
+ * with uuid recovery, duplicates, grant, hold, guaranteed delete; the
+ * attempt machine asks this file only whether a lease may create its
+ * node now and, on each listing, whether the set may be granted. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SEM(data) ((zkl__sem_t *)(uintptr_t)(data))
+
+/* Count node reads that find no node, or a node deleted as fast as it is
+ * created, give up after this many rounds. */
+#define ZKL__COUNT_ROUNDS 20
+
+static void sem_mutex_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                         void *arg);
+
+int zkl_lease_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
+                  int max_leases, zkl_lock_cb cb, void *arg)
+{
+    zkl__semconf_t *sc;
+    int rc;
+
+    if (out != NULL)
+        *out = NULL;
+    if (max_leases < 1 || max_leases > ZKL_LEASES_MAX)
+        return ZKL_EINVAL;
+    /* Room for the "/leases" child under the path. */
+    if (path != NULL && strlen(path) + 7 > ZKL_PATH_MAX)
+        return ZKL_EBADPATH;
+    if ((sc = zkl__calloc(1, sizeof *sc)) == NULL)
+        return ZKL_ENOMEM;
+    if ((rc = zkl__lock_new(out, c, path, ZKL_KIND_LEASE, cb, arg)) !=
+        ZKL_OK) {
+        zkl__free(sc);
+        return rc;
+    }
+    sc->max = max_leases;
+    (*out)->sem = sc;
+    return ZKL_OK;
+}
+
+int zkl_lease_set_count(zkl_lock_t *lk, const char *count_path)
+{
+    char *copy = NULL;
+    int rc;
+
+    if (lk == NULL || lk->sem == NULL)
+        return ZKL_EINVAL;
+    if (lk->c == NULL)
+        return ZKL_ECLOSED;
+    if (count_path != NULL) {
+        if ((rc = zkl__path_check(count_path, 0)) != ZKL_OK)
+            return rc;
+        if ((copy = zkl__strdup(count_path)) == NULL)
+            return ZKL_ENOMEM;
+    }
+    zkl__free(lk->sem->count_path);
+    lk->sem->count_path = copy;
+    return ZKL_OK;
+}
+
+static int same_semaphore(const zkl_lock_t *a, const zkl_lock_t *b)
+{
+    const char *x = a->sem->count_path, *y = b->sem->count_path;
+
+    return a->c == b->c && strcmp(a->path, b->path) == 0 &&
+           a->sem->max == b->sem->max &&
+           ((x == NULL && y == NULL) ||
+            (x != NULL && y != NULL && strcmp(x, y) == 0));
+}
+
+static int check_set(zkl_lock_t *const *v, size_t n)
+{
+    size_t i, j;
+    int rc;
+
+    if (v == NULL || n == 0)
+        return ZKL_EINVAL;
+    for (i = 0; i < n; i++) {
+        const zkl_lock_t *lk = v[i];
+
+        if (lk == NULL || lk->sem == NULL)
+            return ZKL_EINVAL;
+        if (lk->c == NULL || lk->c->freeing || lk->c->closing)
+            return ZKL_ECLOSED;
+        if ((rc = lk->c->dead) != ZKL_OK)
+            return rc;
+        if (lk->att != NULL)
+            return lk->att->goal == ZKL__GOAL_HOLD ? ZKL_EHELD : ZKL_EBUSY;
+        if (!same_semaphore(lk, v[0]))
+            return ZKL_EINVAL;
+        for (j = 0; j < i; j++)
+            if (v[j] == lk)
+                return ZKL_EINVAL;
+    }
+    if (v[0]->sem->count_path == NULL && n > (size_t)v[0]->sem->max)
+        return ZKL_EINVAL; /* could never be granted */
+    return ZKL_OK;
+}
+
+static void sem_free(zkl__sem_t *g)
+{
+    zkl__free(g->count_path);
+    zkl__free(g);
+}
+
+/* The acquire is over (granted or failed): the leases go their own way,
+ * the mutex is given back (deleted in the background, handed on to the
+ * next local waiter), and the record goes once no count read carries
+ * it. */
+static void sem_end(zkl__sem_t *g)
+{
+    zkl_client_t *c = g->c;
+    zkl_lock_t *m = g->mutex;
+    size_t i;
+
+    if (g->done)
+        return;
+    g->done = 1;
+    for (i = 0; i < g->n; i++)
+        g->members[i]->sem->grp = NULL;
+    g->mutex = NULL;
+    if (m != NULL) {
+        if (zkl_lock_is_held(m))
+            zkl_lock_release(m);
+        zkl_lock_free(m);
+    }
+    ZKL__UNLINK(&c->sems, g);
+    if (g->inflight == 0)
+        sem_free(g);
+}
+
+/* Ends the acquire for every lease still waiting (skip: the one whose
+ * own ending brought us here). */
+static void sem_fail(zkl__sem_t *g, const zkl__att_t *skip, int status)
+{
+    size_t i;
+
+    if (g->done)
+        return;
+    g->done = 1; /* no re-entry through the members' let_go */
+    for (i = 0; i < g->n; i++) {
+        zkl__att_t *a = g->members[i]->att;
+
+        if (a != NULL && a != skip && a->goal == ZKL__GOAL_ACQUIRE)
+            zkl__att_let_go(a, ZKL_LOCK_FAILED, status);
+    }
+    g->done = 0;
+    sem_end(g);
+}
+
+void zkl__sem_abandon(zkl__att_t *a, int status)
+{
+    zkl__sem_t *g = a->lk->sem->grp;
+
+    if (g != NULL && !g->done)
+        sem_fail(g, a, status);
+}
+
+int zkl_lease_acquire_all(zkl_lock_t *const *v, size_t n, long timeout_ms)
+{
+    zkl__sem_t *g;
+    zkl_client_t *c;
+    char *mpath;
+    size_t i, plen;
+    int rc;
+
+    if ((rc = check_set(v, n)) != ZKL_OK)
+        return rc;
+    c = v[0]->c;
+    plen = strlen(v[0]->path);
+    if ((g = zkl__calloc(1, sizeof *g + n * sizeof g->members[0])) == NULL ||
+        (mpath = zkl__malloc(plen + sizeof "/locks")) == NULL) {
+        zkl__free(g);
+        return ZKL_ENOMEM;
+    }
+    memcpy(mpath, v[0]->path, plen);
+    memcpy(mpath + plen, "/locks", sizeof "/locks");
+    g->c = c;
+    g->n = n;
+    g->max = v[0]->sem->max;
+    g->max_known = v[0]->sem->count_path == NULL;
+    g->deadline = timeout_ms > 0 ? zkl__now_ms() + (uint64_t)timeout_ms : 0;
+    g->trylock = timeout_ms == 0;
+    rc = zkl__lock_new(&g->mutex, c, mpath, ZKL_KIND_MUTEX, sem_mutex_cb, g);
+    zkl__free(mpath);
+    if (rc == ZKL_OK && v[0]->sem->count_path != NULL &&
+        (g->count_path = zkl__strdup(v[0]->sem->count_path)) == NULL)
+        rc = ZKL_ENOMEM;
+    if (rc == ZKL_OK)
+        rc = zkl_lock_acquire(g->mutex, timeout_ms);
+    if (rc != ZKL_OK) {
+        zkl_lock_free(g->mutex);
+        sem_free(g);
+        return rc;
+    }
+    /* Each lease waits, uncreated, until the mutex is ours. */
+    for (i = 0; i < n; i++) {
+        if ((v[i]->att = zkl__att_new_lease(c, v[i], timeout_ms)) == NULL) {
+            while (i-- > 0) {
+                zkl__att_let_go(v[i]->att, 0, 0);
+                v[i]->sem->grp = NULL;
+            }
+            zkl_lock_free(g->mutex);
+            sem_free(g);
+            return ZKL_ENOMEM;
+        }
+        v[i]->sem->grp = g;
+        g->members[i] = v[i];
+    }
+    ZKL__PUSH(&c->sems, g);
+    if (g->count_path != NULL) {
+        g->count_wanted = 1;
+        c->sem_work = 1;
+    }
+    zkl__kick(c);
+    return ZKL_OK;
+}
+
+/* Leases may add nodes only while their acquire holds the mutex. */
+int zkl__sem_may_create(const zkl__att_t *a)
+{
+    const zkl__sem_t *g =
+        a->lk != NULL && a->lk->sem != NULL ? a->lk->sem->grp : NULL;
+
+    return g != NULL && !g->done && g->mutex != NULL &&
+           zkl_lock_is_held(g->mutex);
+}
+
+/* A lease that is waiting for a reply or a watch, not for a step. */
+static int idle(const zkl__att_t *a)
+{
+    return a->inflight == 0 && !(a->flags & ZKL__F_READY);
+}
+
+/* Every lease of g looks at the leases again (the count changed, or the
+ * mutex came back). Those without a node create it (if the mutex is
+ * ours: the step checks). */
+static void sem_relist(zkl__sem_t *g)
+{
+    size_t i;
+
+    g->ok = 0;
+    for (i = 0; i < g->n; i++) {
+        zkl__att_t *a = g->members[i]->att;
+
+        if (a == NULL || a->goal != ZKL__GOAL_ACQUIRE || !idle(a))
+            continue;
+        zkl__wtab_remove(g->c, a);
+        zkl__att_schedule(a, a->node == ZKL__NODE_NONE ? ZKL__NEXT_CREATE
+                                                       : ZKL__NEXT_LIST);
+    }
+}
+
+static void sem_mutex_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                         void *arg)
+{
+    zkl__sem_t *g = arg;
+    uint64_t now;
+
+    if (g->done || g->c->closing)
+        return;
+    switch (ev) {
+    case ZKL_LOCK_ACQUIRED:
+        sem_relist(g);
+        break;
+    case ZKL_LOCK_FAILED:
+        sem_fail(g, NULL, status);
+        break;
+    case ZKL_LOCK_LOST:
+        /* Our surplus nodes (if the session lives) stay and keep
+         * counting; new ones wait for the mutex to be ours again. */
+        now = zkl__now_ms();
+        if (g->deadline != 0 && g->deadline <= now)
+            sem_fail(g, NULL, ZKL_ETIMEDOUT);
+        else if ((status = zkl_lock_acquire(
+                      lk, g->deadline != 0 ? (long)(g->deadline - now)
+                                           : -1)) != ZKL_OK)
+            sem_fail(g, NULL, status);
+        break;
+    case ZKL_LOCK_SUSPENDED:
+    case ZKL_LOCK_RESTORED:
+    case ZKL_LOCK_RELEASED:
+    case ZKL_LOCK_REVOKE_REQUESTED:
+        break;
+    }
+}
+
+static int listed(const struct String_vector *sv, const char *name)
+{
+    int i;
+
+    for (i = 0; i < sv->count; i++)
+        if (strcmp(sv->data[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* A listing of the leases, by lease a (whose node is in it): the set may
+ * be granted when the listing holds every node of the set and at most
+ * the limit in all (Curator counts every child, whatever its name). A
+ * node of the set that the listing lacks was deleted by someone else: it
+ * is created again. Over the limit, a waits for the leases to change. */
+void zkl__sem_decide(zkl__att_t *a, const struct String_vector *sv)
+{
+    zkl__sem_t *g = a->lk->sem->grp;
+    int all = 1;
+    size_t i;
+
+    if (g == NULL || g->done) {
+        zkl__att_after_reply(a, ZKL__NEXT_NOTHING);
+        return;
+    }
+    g->ok = 0;
+    for (i = 0; i < g->n; i++) {
+        zkl__att_t *m = g->members[i]->att;
+
+        m->flags &= (uint16_t)~ZKL__F_AT_HEAD;
+        if (m->node != ZKL__NODE_KNOWN) {
+            all = 0;
+        } else if (!listed(sv, zkl__att_name(m))) {
+            all = 0;
+            if (m != a && idle(m)) {
+                m->node = ZKL__NODE_NONE;
+                m->czxid = 0;
+                zkl__wtab_remove(g->c, m);
+                zkl__att_schedule(m, ZKL__NEXT_CREATE);
+            }
+        }
+    }
+    if (!g->max_known) {
+        /* The count read wakes every lease once it is in. */
+        zkl__att_after_reply(a, ZKL__NEXT_NOTHING);
+        return;
+    }
+    if (sv->count <= g->max) {
+        if (all) {
+            g->ok = 1;
+            for (i = 0; i < g->n; i++) {
+                zkl__att_t *m = g->members[i]->att;
+
+                m->flags |= ZKL__F_AT_HEAD;
+                zkl__wtab_remove(g->c, m);
+            }
+            zkl__att_after_reply(a, ZKL__NEXT_SEM);
+            return;
+        }
+        /* The missing lease's own listing decides. */
+        zkl__att_after_reply(a, ZKL__NEXT_NOTHING);
+        return;
+    }
+    if (g->trylock) {
+        zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ELOCKED);
+        zkl__att_after_reply(a, ZKL__NEXT_NOTHING);
+        return;
+    }
+    /* The listing set a watch on the leases: wait for it. */
+    a->whash = zkl__hashn(a->path, a->dirlen);
+    zkl__att_after_reply(a, zkl__wtab_add(g->c, a, a->whash) == ZKL_OK
+                                ? ZKL__NEXT_NOTHING
+                                : ZKL__NEXT_LIST);
+}
+
+/* Lease a's step after a listing said the set may be granted: grant
+ * every lease of the set at once, when each is idle with its node and
+ * fencing token known, and the bound on the server's last touch is
+ * fresh (see grant() in attempt.c); else get there first. */
+void zkl__sem_step(zkl__att_t *a)
+{
+    zkl__sem_t *g = a->lk != NULL ? a->lk->sem->grp : NULL;
+    size_t i;
+    int wait = 0;
+
+    if (g == NULL || g->done || !g->ok)
+        return;
+    for (i = 0; i < g->n; i++) {
+        zkl__att_t *m = g->members[i]->att;
+
+        if (m->goal != ZKL__GOAL_ACQUIRE || m->node != ZKL__NODE_KNOWN ||
+            !(m->flags & ZKL__F_AT_HEAD))
+            return; /* a later listing decides again */
+        if (!idle(m) && m != a) {
+            wait = 1; /* its reply steps again */
+        } else if (m->czxid == 0) {
+            zkl__att_schedule(m, ZKL__NEXT_CONFIRM); /* adopted node */
+            wait = 1;
+        }
+    }
+    if (wait)
+        return;
+    if (!zkl__touch_fresh(g->c)) {
+        zkl__att_schedule(a, ZKL__NEXT_CONFIRM);
+        return;
+    }
+    for (i = 0; i < g->n; i++)
+        zkl__att_grant(g->members[i]->att);
+    sem_end(g);
+}
+
+/* ---- the count node (Curator's SharedCount) ---- */
+
+static void count_read(zkl__sem_t *g);
+
+static void count_answered(zkl__sem_t *g)
+{
+    g->inflight--;
+    if (g->done && g->inflight == 0)
+        sem_free(g);
+}
+
+/* Connection trouble: read again once connected. */
+static void count_retry(zkl__sem_t *g)
+{
+    g->count_wanted = 1;
+    g->c->sem_work = 1;
+}
+
+static void count_got(zkl__sem_t *g, const char *value, int len)
+{
+    const unsigned char *b = (const unsigned char *)value;
+    int32_t v;
+
+    if (value == NULL || len != 4) {
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: %s: not a 4-byte count",
+                g->count_path);
+        sem_fail(g, NULL, ZKL_ECOUNT);
+        return;
+    }
+    v = (int32_t)(((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) |
+                  ((uint32_t)b[2] << 8) | (uint32_t)b[3]);
+    g->rounds = 0;
+    if (g->max_known && g->max == v)
+        return;
+    g->max = v;
+    g->max_known = 1;
+    sem_relist(g);
+}
+
+static void count_created(int rc, const char *value, const void *data)
+{
+    zkl__sem_t *g = SEM(data);
+
+    (void)value;
+    count_answered(g);
+    if (g->done || g->c->closing)
+        return;
+    switch (zkl__rc_class(rc)) {
+    case ZKL__RC_OK:
+    case ZKL__RC_EXISTS:
+    case ZKL__RC_NONODE: /* its parent went meanwhile: the read tells */
+    case ZKL__RC_CONNLOSS:
+    case ZKL__RC_GONE:
+        count_retry(g);
+        break;
+    case ZKL__RC_REFUSED:
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: create %s: %s", g->count_path,
+                zerror(rc));
+        sem_fail(g, NULL, zkl__from_zk(rc));
+        break;
+    }
+}
+
+static void parent_created(int rc, const char *value, const void *data)
+{
+    (void)rc;
+    (void)value;
+    count_answered(SEM(data));
+}
+
+/* Curator's SharedCount creates its node with the seed: the same here,
+ * with the participants' agreed limit, its ancestors as containers. */
+static void count_create(zkl__sem_t *g)
+{
+    zkl_client_t *c = g->c;
+    char tmp[ZKL_PATH_MAX + 1], seed[4];
+    size_t len = strlen(g->count_path), i;
+    uint32_t v = (uint32_t)g->members[0]->sem->max;
+
+    strcpy(tmp, g->count_path);
+    for (i = 1; i < len; i++) {
+        if (tmp[i] != '/')
+            continue;
+        tmp[i] = '\0';
+        if (zoo_acreate(c->zh, tmp, NULL, -1, &c->acl, ZOO_CONTAINER,
+                        parent_created, g) == ZOK)
+            g->inflight++;
+        tmp[i] = '/';
+    }
+    seed[0] = (char)(v >> 24);
+    seed[1] = (char)(v >> 16);
+    seed[2] = (char)(v >> 8);
+    seed[3] = (char)v;
+    if (zoo_acreate(c->zh, g->count_path, seed, 4, &c->acl, ZOO_PERSISTENT,
+                    count_created, g) == ZOK)
+        g->inflight++;
+    else
+        count_retry(g);
+}
+
+static void count_done(int rc, const char *value, int len,
+                       const struct Stat *st, const void *data)
+{
+    zkl__sem_t *g = SEM(data);
+
+    (void)st;
+    count_answered(g);
+    if (g->done || g->c->closing)
+        return;
+    switch (zkl__rc_class(rc)) {
+    case ZKL__RC_OK:
+        count_got(g, value, len);
+        break;
+    case ZKL__RC_NONODE:
+        if (++g->rounds > ZKL__COUNT_ROUNDS)
+            sem_fail(g, NULL, ZKL_EZK);
+        else
+            count_create(g);
+        break;
+    case ZKL__RC_EXISTS:
+    case ZKL__RC_CONNLOSS:
+    case ZKL__RC_GONE:
+        count_retry(g);
+        break;
+    case ZKL__RC_REFUSED:
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: read %s: %s", g->count_path,
+                zerror(rc));
+        sem_fail(g, NULL, zkl__from_zk(rc));
+        break;
+    }
+}
+
+static void count_read(zkl__sem_t *g)
+{
+    zkl_client_t *c = g->c;
+    int rc;
+
+    g->count_wanted = 0;
+    rc = zoo_awget(c->zh, g->count_path, zkl__watcher, c, count_done, g);
+    if (rc == ZOK) {
+        g->inflight++;
+        c->stats.requests++;
+    } else if (zkl__rc_class(rc) == ZKL__RC_GONE) {
+        count_retry(g); /* the session handling brings a new handle */
+    } else {
+        ZKL_LOG(ZKL_LOG_WARN, "zklock: %s: read not sent: %s",
+                g->count_path, zerror(rc));
+        sem_fail(g, NULL, zkl__from_zk(rc));
+    }
+}
+
+/* From the step loop: the count reads that are due, when connected. */
+void zkl__sem_run(zkl_client_t *c)
+{
+    zkl__sem_t *g, *nx;
+
+    if (!zkl__is_connected(c))
+        return;
+    c->sem_work = 0;
+    for (g = c->sems; g != NULL; g = nx) {
+        nx = g->next;
+        if (g->count_wanted && !g->done)
+            count_read(g);
+    }
+}
+
+/* The count node changed (or went): read it again. */
+void zkl__sem_on_watch(zkl_client_t *c, const char *path)
+{
+    zkl__sem_t *g;
+
+    for (g = c->sems; g != NULL; g = g->next) {
+        if (g->count_path != NULL && !g->done &&
+            strcmp(g->count_path, path) == 0)
+            count_retry(g);
+    }
+}
+
+/* A new session has none of the old one's watches: read (and watch)
+ * the count nodes again. */
+void zkl__sem_on_session_gone(zkl_client_t *c)
+{
+    zkl__sem_t *g;
+
+    for (g = c->sems; g != NULL; g = g->next)
+        if (g->count_path != NULL && !g->done)
+            count_retry(g);
+}
+
+/* The client is going: the acquires are answered already (teardown);
+ * what is left is memory. */
+void zkl__sem_teardown(zkl_client_t *c)
+{
+    zkl__sem_t *g;
+    size_t i;
+
+    while ((g = c->sems) != NULL) {
+        c->sems = g->next;
+        for (i = 0; i < g->n; i++)
+            g->members[i]->sem->grp = NULL;
+        zkl_lock_free(g->mutex);
+        sem_free(g);
+    }
+}

@@ -1,0 +1,441 @@
+/* Semaphores (Curator's InterProcessSemaphoreV2 layout): the limit,
+ * several leases at once, the count node, bad input, each contender in
+ * its own session unless a test says otherwise. The fault matrix is in
+ * test-matrix.c, Curator interop in test-curator.sh. */
+#include <zookeeper/zookeeper.h>
+
+#include "harness.h"
+
+static const char *sub(const char *p, const char *child)
+{
+    static char buf[4][512];
+    static int k;
+    char *b = buf[k++ % 4];
+
+    snprintf(b, sizeof buf[0], "%s/%s", p, child);
+    return b;
+}
+
+/* The path of a lease node. */
+static const char *lease_node(const char *p, const char *name)
+{
+    static char buf[600];
+
+    snprintf(buf, sizeof buf, "%s/leases/%s", p, name);
+    return buf;
+}
+
+static long watch_events(zkl_client_t *c)
+{
+    zkl_stats_t s;
+
+    ASSERT_RC(zkl_client_stats(c, &s, sizeof s), ZKL_OK);
+    return (long)s.watch_events;
+}
+
+static void release(t_lock_t *t)
+{
+    int before = t->released;
+
+    ASSERT_RC(zkl_lock_release(t->lk), ZKL_OK);
+    ASSERT(WAIT_FOR(t->released > before, 5000));
+    ASSERT_RC(t->last_status, ZKL_OK);
+}
+
+/* A raw write of the count node: Curator's SharedCount form. */
+static void set_count(const char *path, int v, int len)
+{
+    unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16),
+                          (unsigned char)(v >> 8), (unsigned char)v};
+
+    ASSERT_RC(t_zk_set(path, (const char *)b, len), ZOK);
+}
+
+TEST(sem_limit_and_layout)
+{
+    zkl_client_t *c[4];
+    t_lock_t l[4];
+    const char *p = t_path(NULL);
+    char **names, name[ZKL_NODE_NAME_SIZE];
+    uint64_t tok;
+    int i, n;
+
+    for (i = 0; i < 4; i++) {
+        c[i] = t_client(t_hosts(), 10000, NULL);
+        t_lock_init_lease(&l[i], c[i], p, 2);
+        ASSERT_EQ(zkl_lock_kind(l[i].lk), ZKL_KIND_LEASE);
+        ASSERT_RC(zkl_lock_acquire(l[i].lk, -1), ZKL_OK);
+        if (i < 2)
+            ASSERT(t_run_until(&l[i].acquired, 5000));
+    }
+    /* Curator's layout: the mutex and the leases under the path. */
+    n = t_zk_children(p, &names);
+    ASSERT_EQ(n, 2);
+    ASSERT_STR(names[0], "leases");
+    ASSERT_STR(names[1], "locks");
+    t_zk_free_names(names, n);
+    /* Two hold; the third holds the mutex with its surplus lease and
+     * waits, the fourth waits for the mutex. */
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 3, 5000), 3);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 2, 5000), 2);
+    t_run_for(300);
+    ASSERT_EQ(l[2].n + l[3].n, 0);
+    ASSERT(WAIT_FOR(zkl_lock_state(l[2].lk) == ZKL_STATE_QUEUED, 5000));
+    ASSERT_EQ(zkl_lock_state(l[3].lk), ZKL_STATE_ACQUIRING);
+    n = t_zk_children(sub(p, "leases"), &names);
+    for (i = 0; i < n; i++)
+        ASSERT(strncmp(names[i], "_c_", 3) == 0 &&
+               strstr(names[i], "-lease-") == names[i] + 39);
+    t_zk_free_names(names, n);
+    /* The token is the lease node's czxid. */
+    ASSERT_RC(zkl_lock_node_name(l[0].lk, name, sizeof name), ZKL_OK);
+    ASSERT_RC(zkl_lock_token(l[0].lk, &tok), ZKL_OK);
+    ASSERT_EQ((int64_t)tok, t_zk_czxid(lease_node(p, name)));
+    release(&l[0]);
+    ASSERT(t_run_until(&l[2].acquired, 5000));
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 3, 5000), 3);
+    t_run_for(200);
+    ASSERT_EQ(l[3].n, 0);
+    release(&l[1]);
+    ASSERT(t_run_until(&l[3].acquired, 5000));
+    release(&l[2]);
+    release(&l[3]);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 0, 5000), 0);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+    for (i = 0; i < 4; i++) {
+        ASSERT_EQ(l[i].n, 2);
+        zkl_lock_free(l[i].lk);
+        zkl_client_free(c[i]);
+    }
+}
+
+TEST(sem_only_the_mutex_holder_watches_the_leases)
+{
+    enum { N = 6 };
+    zkl_client_t *c[N];
+    t_lock_t l[N];
+    const char *p = t_path(NULL);
+    long ev[N];
+    int i;
+
+    for (i = 0; i < N; i++) {
+        c[i] = t_client(t_hosts(), 10000, NULL);
+        t_lock_init_lease(&l[i], c[i], p, 1);
+        ASSERT_RC(zkl_lock_acquire(l[i].lk, -1), ZKL_OK);
+        if (i == 0)
+            ASSERT(t_run_until(&l[0].acquired, 5000));
+        ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), i, 5000), i);
+    }
+    t_run_for(300);
+    for (i = 0; i < N; i++)
+        ev[i] = watch_events(c[i]);
+    /* The release wakes the mutex holder (l[1]), whose grant hands the
+     * mutex to l[2]; nobody else hears of it. */
+    release(&l[0]);
+    ASSERT(t_run_until(&l[1].acquired, 5000));
+    ASSERT(WAIT_FOR(zkl_lock_state(l[2].lk) == ZKL_STATE_QUEUED, 5000));
+    t_run_for(300);
+    for (i = 3; i < N; i++) {
+        ASSERT_EQ(watch_events(c[i]), ev[i]);
+        ASSERT_EQ(l[i].n, 0);
+    }
+    for (i = 1; i < N; i++) {
+        ASSERT(t_run_until(&l[i].acquired, 5000));
+        release(&l[i]);
+    }
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 0, 5000), 0);
+    for (i = 0; i < N; i++) {
+        zkl_lock_free(l[i].lk);
+        zkl_client_free(c[i]);
+    }
+}
+
+TEST(sem_several_leases_all_or_nothing)
+{
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t x[2], y[2];
+    zkl_lock_t *xv[2], *yv[2];
+    uint64_t t0;
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        t_lock_init_lease(&x[i], a, p, 3);
+        t_lock_init_lease(&y[i], b, p, 3);
+        xv[i] = x[i].lk;
+        yv[i] = y[i].lk;
+    }
+    ASSERT_RC(zkl_lease_acquire_all(xv, 2, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(x[0].acquired && x[1].acquired, 5000));
+    /* Two more do not fit beside two of three: neither is granted, and
+     * both fail together at the deadline, their nodes gone. */
+    t0 = t_now_ms();
+    ASSERT_RC(zkl_lease_acquire_all(yv, 2, 700), ZKL_OK);
+    ASSERT(WAIT_FOR(y[0].failed && y[1].failed, 5000));
+    ASSERT(t_now_ms() - t0 >= 600);
+    ASSERT_RC(y[0].last_status, ZKL_ETIMEDOUT);
+    ASSERT_RC(y[1].last_status, ZKL_ETIMEDOUT);
+    ASSERT_EQ(y[0].acquired + y[1].acquired, 0);
+    ASSERT(WAIT_FOR(zkl_client_pending(b) == 0, 5000));
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 2, 5000), 2);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+    /* Again, without a deadline: both come once one of x's goes. */
+    ASSERT_RC(zkl_lease_acquire_all(yv, 2, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 4, 5000), 4);
+    t_run_for(200);
+    ASSERT_EQ(y[0].acquired + y[1].acquired, 0);
+    release(&x[1]); /* in any order */
+    ASSERT(WAIT_FOR(y[0].acquired && y[1].acquired, 5000));
+    ASSERT_EQ(t_zk_count(sub(p, "leases")), 3);
+    release(&y[0]);
+    release(&x[0]);
+    release(&y[1]);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 0, 5000), 0);
+    for (i = 0; i < 2; i++) {
+        zkl_lock_free(x[i].lk);
+        zkl_lock_free(y[i].lk);
+    }
+    zkl_client_free(a);
+    zkl_client_free(b);
+}
+
+TEST(sem_try_cancel_and_free_end_the_whole_set)
+{
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t h, y[2];
+    zkl_lock_t *yv[2];
+
+    t_lock_init_lease(&h, a, p, 2);
+    t_lock_init_lease(&y[0], b, p, 2);
+    t_lock_init_lease(&y[1], b, p, 2);
+    yv[0] = y[0].lk;
+    yv[1] = y[1].lk;
+    ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&h.acquired, 5000));
+    /* Try: answered at once, nothing left. */
+    ASSERT_RC(zkl_lease_acquire_all(yv, 2, 0), ZKL_OK);
+    ASSERT(WAIT_FOR(y[0].failed && y[1].failed, 5000));
+    ASSERT_RC(y[0].last_status, ZKL_ELOCKED);
+    ASSERT_RC(y[1].last_status, ZKL_ELOCKED);
+    ASSERT(WAIT_FOR(zkl_client_pending(b) == 0, 5000));
+    ASSERT_EQ(t_zk_count(sub(p, "leases")), 1);
+    /* Cancelling one cancels both. */
+    ASSERT_RC(zkl_lease_acquire_all(yv, 2, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(zkl_lock_state(y[1].lk) == ZKL_STATE_QUEUED ||
+                        zkl_lock_state(y[0].lk) == ZKL_STATE_QUEUED,
+                    5000));
+    ASSERT_RC(zkl_lock_cancel(y[1].lk), ZKL_OK);
+    ASSERT_EQ(zkl_lock_state(y[0].lk), ZKL_STATE_IDLE);
+    ASSERT(WAIT_FOR(y[0].failed == 2 && y[1].failed == 2, 5000));
+    ASSERT_RC(y[0].last_status, ZKL_ECANCELED);
+    ASSERT_RC(zkl_lock_cancel(y[1].lk), ZKL_ENOTPENDING);
+    ASSERT(WAIT_FOR(zkl_client_pending(b) == 0, 5000));
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 1, 5000), 1);
+    /* Freeing one ends the other's acquire too. */
+    ASSERT_RC(zkl_lease_acquire_all(yv, 2, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 3, 5000), 3);
+    zkl_lock_free(y[0].lk);
+    ASSERT(WAIT_FOR(y[1].failed == 3, 5000));
+    ASSERT_RC(y[1].last_status, ZKL_ECANCELED);
+    ASSERT(WAIT_FOR(zkl_client_pending(b) == 0, 5000));
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 1, 5000), 1);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+    release(&h);
+    zkl_lock_free(h.lk);
+    zkl_lock_free(y[1].lk);
+    zkl_client_free(a);
+    zkl_client_free(b);
+}
+
+TEST(sem_bad_input)
+{
+    zkl_client_t *c = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    char longp[ZKL_PATH_MAX + 1];
+    zkl_lock_t *lk = (zkl_lock_t *)1, *v[3];
+    t_lock_t a, b, o, m, mu;
+
+    ASSERT_RC(zkl_lease_new(&lk, c, p, 0, t_lock_cb, &a), ZKL_EINVAL);
+    ASSERT(lk == NULL);
+    ASSERT_RC(zkl_lease_new(&lk, c, p, ZKL_LEASES_MAX + 1, t_lock_cb, &a),
+              ZKL_EINVAL);
+    ASSERT_RC(zkl_lease_new(&lk, c, p, -5, t_lock_cb, &a), ZKL_EINVAL);
+    ASSERT_RC(zkl_lease_new(NULL, c, p, 1, t_lock_cb, &a), ZKL_EINVAL);
+    ASSERT_RC(zkl_lease_new(&lk, NULL, p, 1, t_lock_cb, &a), ZKL_EINVAL);
+    ASSERT_RC(zkl_lease_new(&lk, c, NULL, 1, t_lock_cb, &a), ZKL_EINVAL);
+    ASSERT_RC(zkl_lease_new(&lk, c, p, 1, NULL, &a), ZKL_EINVAL);
+    ASSERT_RC(zkl_lease_new(&lk, c, "no/slash", 1, t_lock_cb, &a),
+              ZKL_EBADPATH);
+    memset(longp, 'x', sizeof longp - 1);
+    longp[0] = '/';
+    longp[ZKL_PATH_MAX - 3] = '\0'; /* fits, but not with "/leases" */
+    ASSERT_RC(zkl_lease_new(&lk, c, longp, 1, t_lock_cb, &a), ZKL_EBADPATH);
+    ASSERT_RC(zkl_lock_new_kind(&lk, c, p, ZKL_KIND_LEASE, t_lock_cb, &a),
+              ZKL_EINVAL);
+
+    t_lock_init_lease(&a, c, p, 2);
+    t_lock_init_lease(&b, c, p, 2);
+    t_lock_init_lease(&o, c, sub(p, "other"), 2);
+    t_lock_init_lease(&m, c, p, 3);
+    t_lock_init(&mu, c, p);
+    ASSERT_RC(zkl_lease_set_count(mu.lk, "/x"), ZKL_EINVAL);
+    ASSERT_RC(zkl_lease_set_count(NULL, "/x"), ZKL_EINVAL);
+    ASSERT_RC(zkl_lease_set_count(a.lk, "bad"), ZKL_EBADPATH);
+    ASSERT_RC(zkl_lease_acquire_all(NULL, 1, -1), ZKL_EINVAL);
+    v[0] = a.lk;
+    ASSERT_RC(zkl_lease_acquire_all(v, 0, -1), ZKL_EINVAL);
+    v[1] = a.lk;
+    ASSERT_RC(zkl_lease_acquire_all(v, 2, -1), ZKL_EINVAL); /* twice */
+    v[1] = NULL;
+    ASSERT_RC(zkl_lease_acquire_all(v, 2, -1), ZKL_EINVAL);
+    v[1] = mu.lk;
+    ASSERT_RC(zkl_lease_acquire_all(v, 2, -1), ZKL_EINVAL); /* a mutex */
+    v[1] = o.lk;
+    ASSERT_RC(zkl_lease_acquire_all(v, 2, -1), ZKL_EINVAL); /* two paths */
+    v[1] = m.lk;
+    ASSERT_RC(zkl_lease_acquire_all(v, 2, -1), ZKL_EINVAL); /* two limits */
+    v[1] = b.lk;
+    v[2] = o.lk;
+    ASSERT_RC(zkl_lease_acquire_all(v, 3, -1), ZKL_EINVAL);
+    /* More than the limit could never be granted. */
+    {
+        t_lock_t e;
+        zkl_lock_t *w[3];
+
+        t_lock_init_lease(&e, c, p, 2);
+        w[0] = a.lk;
+        w[1] = b.lk;
+        w[2] = e.lk;
+        ASSERT_RC(zkl_lease_acquire_all(w, 3, -1), ZKL_EINVAL);
+        zkl_lock_free(e.lk);
+    }
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_ENOTHELD);
+    ASSERT_RC(zkl_lock_cancel(a.lk), ZKL_ENOTPENDING);
+    /* Busy and held. */
+    ASSERT_RC(zkl_lease_acquire_all(v, 2, -1), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_EBUSY);
+    ASSERT_RC(zkl_lease_acquire_all(v, 2, -1), ZKL_EBUSY);
+    ASSERT(WAIT_FOR(a.acquired && b.acquired, 5000));
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_EHELD);
+    /* A mutex on a semaphore's path: another kind. */
+    ASSERT_RC(zkl_lock_acquire(mu.lk, 2000), ZKL_OK);
+    ASSERT(t_run_until(&mu.failed, 5000));
+    ASSERT_RC(mu.last_status, ZKL_EKIND);
+    release(&a);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_ENOTHELD); /* double release */
+    release(&b);
+    ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+    ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+    ASSERT_EQ(t_zk_count(sub(p, "locks")), 0);
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+    zkl_lock_free(o.lk);
+    zkl_lock_free(m.lk);
+    zkl_lock_free(mu.lk);
+    zkl_client_free(c);
+}
+
+TEST(sem_count_node_sets_the_limit)
+{
+    zkl_client_t *c[3];
+    t_lock_t l[3];
+    const char *p = t_path(NULL);
+    const char *cnt = t_path("count");
+    char buf[8];
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        c[i] = t_client(t_hosts(), 10000, NULL);
+        t_lock_init_lease(&l[i], c[i], p, 1);
+        ASSERT_RC(zkl_lease_set_count(l[i].lk, cnt), ZKL_OK);
+    }
+    /* No count node yet: created with the seed, 4 bytes big-endian. */
+    ASSERT_RC(zkl_lock_acquire(l[0].lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&l[0].acquired, 5000));
+    ASSERT_EQ(t_zk_data(cnt, buf, sizeof buf), 4);
+    ASSERT(memcmp(buf, "\0\0\0\1", 4) == 0);
+    ASSERT_RC(zkl_lock_acquire(l[1].lk, -1), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(l[2].lk, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 2, 5000), 2);
+    t_run_for(300);
+    ASSERT_EQ(l[1].n + l[2].n, 0);
+    /* Raising the count lets the waiters in at once. */
+    set_count(cnt, 3, 4);
+    ASSERT(t_run_until(&l[1].acquired, 5000));
+    ASSERT(t_run_until(&l[2].acquired, 5000));
+    for (i = 0; i < 3; i++)
+        release(&l[i]);
+    /* A count that is not one fails the acquire with a clear code. */
+    set_count(cnt, 3, 3);
+    ASSERT_RC(zkl_lock_acquire(l[0].lk, 2000), ZKL_OK);
+    ASSERT(t_run_until(&l[0].failed, 5000));
+    ASSERT_RC(l[0].last_status, ZKL_ECOUNT);
+    ASSERT(WAIT_FOR(zkl_client_pending(c[0]) == 0, 5000));
+    ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+    for (i = 0; i < 3; i++) {
+        zkl_lock_free(l[i].lk);
+        zkl_client_free(c[i]);
+    }
+    ASSERT_EQ(t_zk_delete(cnt), ZOK);
+}
+
+TEST(sem_many_leases_one_client_never_over_the_limit)
+{
+    enum { N = 40, MAX = 4 };
+    zkl_client_t *c = t_client(t_hosts(), 10000, NULL);
+    static t_lock_t l[N];
+    const char *p = t_path(NULL);
+    int i, held, most = 0, done = 0;
+
+    for (i = 0; i < N; i++) {
+        t_lock_init_lease(&l[i], c, p, MAX);
+        ASSERT_RC(zkl_lock_acquire(l[i].lk, -1), ZKL_OK);
+    }
+    while (done < N) {
+        t_tick();
+        for (i = 0, held = 0; i < N; i++)
+            held += zkl_lock_is_held(l[i].lk);
+        if (held > most)
+            most = held;
+        ASSERT(held <= MAX);
+        for (i = 0; i < N; i++) {
+            if (zkl_lock_is_held(l[i].lk) && t_now_ms() - l[i].at_ms > 20) {
+                ASSERT_RC(zkl_lock_release(l[i].lk), ZKL_OK);
+                done++;
+            }
+        }
+    }
+    ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 10000));
+    ASSERT_EQ(most, MAX);
+    for (i = 0; i < N; i++) {
+        ASSERT_EQ(l[i].acquired, 1);
+        ASSERT_EQ(l[i].released, 1);
+        zkl_lock_free(l[i].lk);
+    }
+    ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+    zkl_client_free(c);
+}
+
+TEST(sem_lease_deleted_by_someone_else_is_lost)
+{
+    zkl_client_t *c = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    char name[ZKL_NODE_NAME_SIZE];
+    t_lock_t a;
+
+    t_lock_init_lease(&a, c, p, 1);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    t_run_for(200);
+    ASSERT_RC(zkl_lock_node_name(a.lk, name, sizeof name), ZKL_OK);
+    ASSERT_EQ(t_zk_delete(lease_node(p, name)), ZOK);
+    ASSERT(t_run_until(&a.lost, 5000));
+    ASSERT_RC(a.last_status, ZKL_ENODEGONE);
+    ASSERT(!zkl_lock_is_held(a.lk));
+    zkl_lock_free(a.lk);
+    zkl_client_free(c);
+}
