@@ -198,6 +198,46 @@ t_bad_combinations() {
     wait_count "$p" 0 5
 }
 
+# -L N: at most N commands run at once; ls shows the leases, then the
+# acquire queued on the semaphore's mutex.
+t_semaphore() {
+    local p="$base/sem" i
+    rm -rf "$tmp/in" "$tmp/most"; mkdir "$tmp/in"
+    for i in 1 2 3 4 5; do
+        "$ZKLOCK" run -s "$H" -L 2 --owner "w$i" "$p" -- sh -c '
+            touch "$1/in/$$"; ls "$1/in" | wc -l >> "$1/most"; sleep 0.5
+            rm "$1/in/$$"' sh "$tmp" &
+    done
+    wait_count "$p/leases" 3 5 || return 1
+    "$ZKLOCK" ls -s "$H" -l "$p" > "$tmp/ll" || return 1
+    cat "$tmp/ll"
+    [ "$(grep -c '^lease \* _c_[0-9a-f-]\{36\}-lease-[0-9]\{10\} w[1-5]$' "$tmp/ll")" = 3 ] || return 1
+    grep -Eq '^mutex \* _c_[0-9a-f-]{36}-lock-[0-9]{10} 127\.0\.0\.1$' "$tmp/ll" || return 1
+    wait
+    [ "$(wc -l < "$tmp/most")" = 5 ] || return 1
+    [ "$(sort -n "$tmp/most" | tail -1)" -le 2 ] || { echo "more than 2 inside"; return 1; }
+    wait_count "$p/leases" 0 5 || return 1
+    wait_count "$p/locks" 0 5 || return 1
+    # Bad combinations: a usage error, nothing created.
+    "$ZKLOCK" run -s "$H" -L 0 "$base/sem0" -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
+    grep -q "bad -L value" "$tmp/err" || return 1
+    "$ZKLOCK" run -s "$H" --leases 10001 "$base/sem0" -- true 2>/dev/null; [ $? = 2 ] || return 1
+    "$ZKLOCK" run -s "$H" -L x "$base/sem0" -- true 2>/dev/null; [ $? = 2 ] || return 1
+    "$ZKLOCK" run -s "$H" -L 2 -w "$base/sem0" -- true 2>/dev/null; [ $? = 2 ] || return 1
+    [ "$(count "$base/sem0")" = 0 ] || return 1
+    # A semaphore's path used as a mutex, and a mutex's as a semaphore.
+    "$ZKLOCK" run -s "$H" -L 2 "$p" -- true || return 1
+    "$ZKLOCK" run -s "$H" "$p" -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
+    grep -q "another kind of lock" "$tmp/err" || return 1
+    "$ZKLOCK" run -s "$H" "$base/mtx" -- sleep 2 &
+    wait_count "$base/mtx" 1 5 || return 1
+    "$ZKLOCK" run -s "$H" -L 3 "$base/mtx" -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
+    grep -q "another kind of lock" "$tmp/err" || return 1
+    [ "$(count "$base/mtx")" = 1 ] || return 1
+    wait
+    wait_count "$base/mtx" 0 5
+}
+
 check exit_status t_exit_status
 check environment t_env
 check exclusion_nonblock_timeout t_exclusion_nonblock_timeout
@@ -210,4 +250,5 @@ check signal_while_waiting t_signal_while_waiting
 check kill_after t_kill_after
 check rw_and_ls_long t_rw_and_ls_long
 check bad_combinations t_bad_combinations
+check semaphore t_semaphore
 finish

@@ -1,7 +1,7 @@
 /* zklock(1): hold a ZooKeeper lock while a command runs, like flock(1),
  * list a lock's contenders, or ask its holders to let go.
  *
- *   zklock run [-s HOSTS] [-t SECONDS | -n] [-r | -w] [--owner TEXT]
+ *   zklock run [-s HOSTS] [-t SECONDS | -n] [-r | -w | -L N] [--owner TEXT]
  *              [--revocable] [--kill-after SEC] [--session-timeout MS]
  *              LOCKPATH -- COMMAND [ARGS...]
  *   zklock ls [-s HOSTS] [-l] LOCKPATH
@@ -54,7 +54,7 @@ struct run {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: %s run [-s HOSTS] [-t SECONDS | -n] [-r | -w] "
+            "usage: %s run [-s HOSTS] [-t SECONDS | -n] [-r | -w | -L N] "
             "[--owner TEXT] [--revocable]\n"
             "              [--kill-after SEC] [--session-timeout MS] "
             "LOCKPATH -- COMMAND [ARGS...]\n"
@@ -64,8 +64,9 @@ static void usage(FILE *f)
             "HOSTS defaults to $ZKLOCK_SERVERS, else 127.0.0.1:2181.\n"
             "run holds LOCKPATH while COMMAND runs: a mutex, or with -r / "
             "-w the read / write\n"
-            "side of a read/write lock (Curator's layouts). Exit status is "
-            "COMMAND's,\n"
+            "side of a read/write lock, with -L N one lease of a semaphore "
+            "with N leases\n"
+            "(Curator's layouts). Exit status is COMMAND's,\n"
             "1 if the lock was not acquired, 3 if it was lost (COMMAND got "
             "SIGTERM, then\n"
             "SIGKILL after --kill-after seconds, default 10). --owner sets "
@@ -309,6 +310,54 @@ static int parse_seconds(const char *s, double *out)
     return 0;
 }
 
+/* A semaphore's mutex and leases are children of its path, so a mutex
+ * or read/write lock there would take them for foreign contenders and
+ * refuse to run: a semaphore is refused on such a path, before it adds
+ * anything. */
+struct kind_check {
+    struct event_base *base;
+    int status, done, locks;
+};
+
+static void kind_check_cb(zkl_client_t *c, int status,
+                          const zkl_contender_t *v, size_t n, void *arg)
+{
+    struct kind_check *k = arg;
+    size_t i;
+
+    (void)c;
+    for (i = 0; i < n; i++)
+        if (v[i].kind != ZKL_KIND_OTHER && v[i].kind != ZKL_KIND_LEASE)
+            k->locks++;
+    k->status = status;
+    k->done = 1;
+    event_base_loopbreak(k->base);
+}
+
+static int check_not_a_lock(struct run *r)
+{
+    struct kind_check k = {r->base, 0, 0, 0};
+    int rc = zkl_contenders_ex(r->c, r->path, kind_check_cb, &k);
+
+    if (rc != ZKL_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, r->path, zkl_strerror(rc));
+        return EXIT_NOT_ACQUIRED;
+    }
+    while (!k.done)
+        event_base_dispatch(r->base);
+    if (k.status != ZKL_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, r->path,
+                zkl_strerror(k.status));
+        return EXIT_NOT_ACQUIRED;
+    }
+    if (k.locks > 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, r->path,
+                zkl_strerror(ZKL_EKIND));
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -321,9 +370,12 @@ static int cmd_run(int argc, char **argv)
         {"owner", required_argument, NULL, 'O'},
         {"revocable", no_argument, NULL, 'R'},
         {"kill-after", required_argument, NULL, 'K'},
+        {"leases", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     struct run r;
+    long leases = 0;
+    char *end;
     const char *hosts = NULL, *owner = NULL;
     long timeout_ms = -1;
     int session_ms = ZKL_DEFAULT_SESSION_TIMEOUT, opt, rc, have_t = 0, have_n = 0;
@@ -334,15 +386,31 @@ static int cmd_run(int argc, char **argv)
     r.wait_s = -1;
     r.kill_after = 10;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "+s:t:nrwh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+s:t:nrwL:h", longopts, NULL)) !=
+           -1) {
         switch (opt) {
         case 'r':
         case 'w':
+        case 'L':
             if (kind != ZKL_KIND_MUTEX) {
-                fprintf(stderr, "%s: -r and -w exclude each other\n", prog);
+                fprintf(stderr, "%s: -r, -w and -L exclude each other\n",
+                        prog);
                 return EXIT_USAGE;
             }
-            kind = opt == 'r' ? ZKL_KIND_READ : ZKL_KIND_WRITE;
+            kind = opt == 'r'   ? ZKL_KIND_READ
+                   : opt == 'w' ? ZKL_KIND_WRITE
+                                : ZKL_KIND_LEASE;
+            if (opt != 'L')
+                break;
+            errno = 0;
+            leases = strtol(optarg, &end, 10);
+            if (errno != 0 || end == optarg || *end != '\0' || leases < 1 ||
+                leases > ZKL_LEASES_MAX) {
+                fprintf(stderr,
+                        "%s: bad -L value \"%s\" (leases: 1 to %d)\n", prog,
+                        optarg, ZKL_LEASES_MAX);
+                return EXIT_USAGE;
+            }
             break;
         case 'O':
             owner = optarg;
@@ -411,8 +479,16 @@ static int cmd_run(int argc, char **argv)
     r.c = make_client(r.base, default_hosts(hosts), session_ms);
     if (r.c == NULL)
         return EXIT_NOT_ACQUIRED;
-    if ((rc = zkl_lock_new_kind(&r.lk, r.c, r.path, kind, lock_cb, &r)) !=
-            ZKL_OK ||
+    if (kind == ZKL_KIND_LEASE && (rc = check_not_a_lock(&r)) != 0) {
+        zkl_client_free(r.c);
+        event_base_free(r.base);
+        return rc;
+    }
+    if ((rc = kind == ZKL_KIND_LEASE
+                  ? zkl_lease_new(&r.lk, r.c, r.path, (int)leases, lock_cb,
+                                  &r)
+                  : zkl_lock_new_kind(&r.lk, r.c, r.path, kind, lock_cb,
+                                      &r)) != ZKL_OK ||
         (owner != NULL &&
          (rc = zkl_lock_set_data(r.lk, owner, strlen(owner))) != ZKL_OK) ||
         (rc = zkl_lock_set_revocable(r.lk, revocable)) != ZKL_OK ||
@@ -446,7 +522,10 @@ static int cmd_run(int argc, char **argv)
 
 struct ls {
     struct event_base *base;
-    int status, done;
+    zkl_client_t *c;
+    const char *path;
+    int status, done, longfmt;
+    int phase;        /* a semaphore: 1 listing its leases, 2 its mutex */
     size_t n;
 };
 
@@ -458,14 +537,55 @@ static void ls_stop(struct ls *l, int status)
 }
 
 static void ls_cb(zkl_client_t *c, int status, const char *const *names,
-                  size_t n, void *arg)
+                  size_t n, void *arg);
+static void ls_long_cb(zkl_client_t *c, int status, const zkl_contender_t *v,
+                       size_t n, void *arg);
+
+/* A semaphore's path has its "leases" and "locks" children and nothing
+ * else: its contenders are the leases (holders), then the acquires
+ * queued on its mutex. Returns 1 when the next listing is under way. */
+static int ls_next(struct ls *l, int status, int semaphore)
+{
+    char sub[ZKL_PATH_MAX + 8];
+    int rc;
+
+    if (status != ZKL_OK || (l->phase == 0 && !semaphore) || l->phase == 2)
+        return 0;
+    l->phase++;
+    snprintf(sub, sizeof sub, "%s/%s", l->path,
+             l->phase == 1 ? "leases" : "locks");
+    rc = l->longfmt ? zkl_contenders_ex(l->c, sub, ls_long_cb, l)
+                    : zkl_contenders(l->c, sub, ls_cb, l);
+    if (rc != ZKL_OK) {
+        ls_stop(l, rc);
+        return 1;
+    }
+    return 1;
+}
+
+static int semaphore_children(const char *const *names, size_t n)
 {
     size_t i;
 
+    for (i = 0; i < n; i++)
+        if (strcmp(names[i], "leases") != 0 && strcmp(names[i], "locks") != 0)
+            return 0;
+    return n > 0;
+}
+
+static void ls_cb(zkl_client_t *c, int status, const char *const *names,
+                  size_t n, void *arg)
+{
+    struct ls *l = arg;
+    size_t i;
+
     (void)c;
+    if (l->phase == 0 && ls_next(l, status, semaphore_children(names, n)))
+        return;
     for (i = 0; i < n; i++)
         printf("%s\n", names[i]);
-    ls_stop(arg, status);
+    if (!ls_next(l, status, 0))
+        ls_stop(l, status);
 }
 
 static const char *kind_name(zkl_lock_kind_t k)
@@ -490,9 +610,16 @@ static const char *kind_name(zkl_lock_kind_t k)
 static void ls_long_cb(zkl_client_t *c, int status, const zkl_contender_t *v,
                        size_t n, void *arg)
 {
+    struct ls *l = arg;
+    const char *names[2] = {NULL, NULL};
     size_t i, j;
 
     (void)c;
+    for (i = 0; i < n && i < 2; i++)
+        names[i] = v[i].name;
+    if (l->phase == 0 && n <= 2 &&
+        ls_next(l, status, semaphore_children(names, n)))
+        return;
     for (i = 0; i < n; i++) {
         printf("%-5s %s %s ", kind_name(v[i].kind), v[i].holds ? "*" : "-",
                v[i].name);
@@ -508,7 +635,8 @@ static void ls_long_cb(zkl_client_t *c, int status, const zkl_contender_t *v,
         }
         putchar('\n');
     }
-    ls_stop(arg, status);
+    if (!ls_next(l, status, 0))
+        ls_stop(l, status);
 }
 
 static void revoke_cb(zkl_client_t *c, int status, size_t n, void *arg)
@@ -572,6 +700,9 @@ static int cmd_query(int argc, char **argv, int revoke)
     l.base = event_base_new();
     if ((c = make_client(l.base, default_hosts(hosts), ZKL_DEFAULT_SESSION_TIMEOUT)) == NULL)
         return 1;
+    l.c = c;
+    l.path = path;
+    l.longfmt = longfmt;
     if (revoke)
         rc = zkl_revoke(c, path, node, revoke_cb, &l);
     else if (longfmt)
