@@ -9,6 +9,9 @@
 //     WAIT_MS < 0 waits forever; prints "ACQUIRED <ms> <node>" or
 //     "TIMEOUT <ms>", then "REVOKED <ms>" if asked to let go, and
 //     "RELEASED <ms>" after HOLD_MS (or the revocation).
+//     KIND semN: one lease of InterProcessSemaphoreV2 with N leases;
+//     semcountN: the same with the limit in a SharedCount at PATH-count
+//     (seeded with N).
 //   java CuratorPeer HOSTS NODEPATH 0 0 revoke
 //     Curator's Revoker on one lock node; prints "REVOKE-SENT <ms>".
 import java.util.concurrent.CountDownLatch;
@@ -17,6 +20,9 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.RetryNTimes;
 
@@ -33,6 +39,10 @@ public class CuratorPeer {
             Revoker.attemptRevoke(cf, path);
             System.out.println("REVOKE-SENT " + System.currentTimeMillis());
             cf.close();
+            return;
+        }
+        if (kind.startsWith("sem")) {
+            lease(cf, path, waitMs, holdMs, kind);
             return;
         }
         InterProcessMutex m;
@@ -66,6 +76,37 @@ public class CuratorPeer {
         long t = System.currentTimeMillis();
         m.release();
         System.out.println("RELEASED " + t);
+        cf.close();
+    }
+
+    static void lease(CuratorFramework cf, String path, long waitMs,
+                      long holdMs, String kind) throws Exception {
+        InterProcessSemaphoreV2 sem;
+        SharedCount count = null;
+        if (kind.startsWith("semcount")) {
+            int n = Integer.parseInt(kind.substring(8));
+            count = new SharedCount(cf, path + "-count", n);
+            count.start();
+            sem = new InterProcessSemaphoreV2(cf, path, count);
+        } else {
+            sem = new InterProcessSemaphoreV2(cf, path,
+                                              Integer.parseInt(kind.substring(3)));
+        }
+        System.out.println("READY " + System.currentTimeMillis());
+        Lease l = waitMs < 0 ? sem.acquire()
+                             : sem.acquire(waitMs, TimeUnit.MILLISECONDS);
+        if (l == null) {
+            System.out.println("TIMEOUT " + System.currentTimeMillis());
+        } else {
+            System.out.println("ACQUIRED " + System.currentTimeMillis() + " "
+                               + l.getNodeName());
+            Thread.sleep(holdMs);
+            long t = System.currentTimeMillis();
+            System.out.println("RELEASED " + t);
+            l.close();
+        }
+        if (count != null)
+            count.close();
         cf.close();
     }
 }

@@ -2,7 +2,8 @@
 # Interop with Curator 5 (Debian's libcurator-recipes-java): a zklock
 # process and a Java process on one lock path exclude each other and
 # share one FIFO queue, in both directions: InterProcessMutex, both sides
-# of InterProcessReadWriteLock, and revocation (Revoker, makeRevocable).
+# of InterProcessReadWriteLock, revocation (Revoker, makeRevocable) and
+# InterProcessSemaphoreV2.
 set -u
 SUITE=curator
 . "$(dirname "$0")/lib.sh"
@@ -157,6 +158,34 @@ t_zklock_revoke_reaches_curator() {
     wait_count "$p" 0 5
 }
 
+t_semaphore_mixed_never_over_limit() {
+    # Three Curator InterProcessSemaphoreV2 users and three zklock -L 2
+    # users on one semaphore: every one gets a lease, at most two hold
+    # at any time, and both kinds hold side by side.
+    local p="$base/sem" i f
+    for i in 1 2 3; do
+        peer "$p" 60000 700 sem2 > "$tmp/cs$i" &
+        "$ZKLOCK" run -s "$H" -L 2 "$p" -- sh -c \
+            'echo "S $(date +%s%3N)"; sleep 0.7; echo "E $(date +%s%3N)"' > "$tmp/zs$i" &
+    done
+    wait
+    : > "$tmp/ev"
+    for i in 1 2 3; do
+        f=$(field "$tmp/cs$i" ACQUIRED 2); [ -n "$f" ] || { cat "$tmp/cs$i"; return 1; }
+        echo "$f 1 c" >> "$tmp/ev"; echo "$(field "$tmp/cs$i" RELEASED 2) 0 c" >> "$tmp/ev"
+        f=$(field "$tmp/zs$i" S 2); [ -n "$f" ] || { cat "$tmp/zs$i"; return 1; }
+        echo "$f 1 z" >> "$tmp/ev"; echo "$(field "$tmp/zs$i" E 2) 0 z" >> "$tmp/ev"
+    done
+    # Ends sort before starts at the same millisecond.
+    sort -n -k1,1 -k2,2 "$tmp/ev" | awk '
+        $2 == 1 { n++; k[$3]++; if (n > most) most = n; if (k["c"] && k["z"]) mixed = 1 }
+        $2 == 0 { n--; k[$3]-- }
+        END { print "most holders at once:", most, "mixed:", mixed + 0;
+              exit !(most == 2 && mixed) }' || return 1
+    wait_count "$p/leases" 0 5 || return 1
+    wait_count "$p/locks" 0 5
+}
+
 check compile_peer t_compile
 check curator_holds_zklock_waits t_curator_holds_zklock_waits
 check zklock_holds_curator_waits t_zklock_holds_curator_waits
@@ -167,4 +196,5 @@ check zklock_writer_excludes_curator_reader t_zklock_writer_excludes_curator_rea
 check readers_hold_together t_readers_hold_together
 check curator_revoker_reaches_zklock t_curator_revoker_reaches_zklock
 check zklock_revoke_reaches_curator t_zklock_revoke_reaches_curator
+check semaphore_mixed_never_over_limit t_semaphore_mixed_never_over_limit
 finish
