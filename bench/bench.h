@@ -12,6 +12,8 @@ struct opts {
     const char *zkdir; /* for --restart: the zkserver.sh directory */
     int list;        /* raw --list: a listing pipelined behind each create */
     long procs;      /* --procs: that many processes, one session each */
+    long leases;     /* semaphore --leases */
+    long every;      /* readmostly --write-every MS */
 };
 
 /* raw.c: the server's own ceiling, bare ZooKeeper client. */
@@ -45,5 +47,9 @@ int bench_waiters(const struct opts *o);
 /* procs.c: the same in fleet mode (--procs N), one session a process. */
 int bench_handoff_fleet(const struct opts *o);
 int bench_throughput_fleet(const struct opts *o);
+
+/* family.c: the semaphore and the read/write lock. */
+int bench_semaphore(const struct opts *o);
+int bench_readmostly(const struct opts *o);
 
 #endif

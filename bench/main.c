@@ -9,6 +9,8 @@
  *                    [--sessions S | --procs P]
  *     handoff        [--waiters N] [--sessions S] | --procs P
  *     waiters        [--count N] [--sessions S] [--restart ZKDIR]
+ *     semaphore      [--waiters N] [--leases L]
+ *     readmostly     [--readers N] [--write-every MS] [--seconds S]
  *
  * --procs P: P processes, each with its own client and session (a
  * fleet of workers); handoff then has one waiter in each.
@@ -30,7 +32,9 @@ static void usage(void)
             "  throughput     [--locks N] [--inflight K] [--seconds S]\n"
             "                 [--sessions S | --procs P]\n"
             "  handoff        [--waiters N] [--sessions S] | --procs P\n"
-            "  waiters        [--count N] [--sessions S] [--restart ZKDIR]\n");
+            "  waiters        [--count N] [--sessions S] [--restart ZKDIR]\n"
+            "  semaphore      [--waiters N] [--leases L]\n"
+            "  readmostly     [--readers N] [--write-every MS] [--seconds S]\n");
 }
 
 int main(int argc, char **argv)
@@ -48,6 +52,9 @@ int main(int argc, char **argv)
         {"restart", required_argument, NULL, 'r'},
         {"list", no_argument, NULL, 'L'},
         {"procs", required_argument, NULL, 'P'},
+        {"readers", required_argument, NULL, 'n'},
+        {"leases", required_argument, NULL, 'l'},
+        {"write-every", required_argument, NULL, 'w'},
         {NULL, 0, NULL, 0}};
     struct opts o;
     const char *scenario;
@@ -84,6 +91,12 @@ int main(int argc, char **argv)
         case 'P':
             o.procs = atol(optarg);
             break;
+        case 'l':
+            o.leases = atol(optarg);
+            break;
+        case 'w':
+            o.every = atol(optarg);
+            break;
         case 'r':
             o.restart = 1;
             o.zkdir = optarg;
@@ -107,6 +120,10 @@ int main(int argc, char **argv)
         return bench_handoff(&o);
     if (strcmp(scenario, "waiters") == 0)
         return bench_waiters(&o);
+    if (strcmp(scenario, "semaphore") == 0)
+        return bench_semaphore(&o);
+    if (strcmp(scenario, "readmostly") == 0)
+        return bench_readmostly(&o);
     usage();
     return 2;
 }

@@ -957,6 +957,9 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
         zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ELOCKED);
     } else {
         a->pred_seq = zkl__seq_of(pred);
+        a->flags &= (uint16_t)~ZKL__F_LAST_BLOCKER;
+        if (a->kind == ZKL_KIND_READ && !zkl__write_before(sv, pred))
+            a->flags |= ZKL__F_LAST_BLOCKER;
         if (att_recipe(a)->chain)
             zkl__queue_learn(a->c, a, sv, me);
         watch_pred(a, pred);
@@ -1017,6 +1020,16 @@ static void list_done(int rc, const struct String_vector *sv,
     after_reply(a, ZKL__NEXT_NOTHING);
 }
 
+/* A reader whose blocker was the only write node before it: nodes that
+ * come later sort after it (sequence numbers only grow), so once that
+ * one is gone, nothing can block it; it reads its own node (someone else
+ * may have deleted it) and holds, no listing needed. */
+static int last_blocker(const zkl__att_t *a)
+{
+    return (a->flags & ZKL__F_LAST_BLOCKER) && a->pred_seq != UINT32_MAX &&
+           a->node == ZKL__NODE_KNOWN;
+}
+
 static void pred_watch_done(int rc, const char *value, int len,
                             const struct Stat *st, const void *data)
 {
@@ -1039,7 +1052,10 @@ static void pred_watch_done(int rc, const char *value, int len,
         break;
     case ZKL__RC_NONODE:
         /* Gone already: the next one down, or look again. */
-        if (att_recipe(a)->chain && a->pred_seq != UINT32_MAX) {
+        if (last_blocker(a)) {
+            a->flags |= ZKL__F_AT_HEAD;
+            next = ZKL__NEXT_CONFIRM;
+        } else if (att_recipe(a)->chain && a->pred_seq != UINT32_MAX) {
             zkl__queue_gone(a->c, a, a->pred_seq);
             next = ZKL__NEXT_DESCEND;
         } else {
@@ -1249,6 +1265,13 @@ static void hand_on(zkl_client_t *c, const char *path, int lowest)
                 /* Its own-node read, if sent with the release, answers
                  * next and grants. */
                 handed = 1;
+                a->pred_seq = UINT32_MAX;
+                a->flags |= ZKL__F_AT_HEAD;
+                if (!(a->flags & ZKL__F_CONFIRMING))
+                    att_schedule(a, ZKL__NEXT_CONFIRM);
+            } else if (last_blocker(a) && waits_on(a, path) &&
+                       (a->inflight == 0 ||
+                        (a->flags & ZKL__F_CONFIRMING))) {
                 a->pred_seq = UINT32_MAX;
                 a->flags |= ZKL__F_AT_HEAD;
                 if (!(a->flags & ZKL__F_CONFIRMING))

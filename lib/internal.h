@@ -178,6 +178,9 @@ enum zkl__next {
                                   after the write node it keeps the place
                                   of; never re-created elsewhere */
 #define ZKL__F_REVOKED 0x800   /* ZKL_LOCK_REVOKE_REQUESTED delivered */
+#define ZKL__F_LAST_BLOCKER 0x1000 /* a reader whose listing had no write
+                                  node before the one it waits on: that
+                                  node's deletion lets it hold */
 
 /* One attempt: one lock node's life, from create to gone. Owned by the
  * client (on c->atts) from acquire until its node is known gone and no
@@ -265,6 +268,8 @@ typedef struct zkl__recipe {
     int (*foreign)(const char *name);
 } zkl__recipe_t;
 
+/* 1 when a write node sorts before node in the listing. */
+int zkl__write_before(const struct String_vector *sv, const char *node);
 /* kind: zkl_lock_kind_t, ZKL_KIND_MUTEX .. ZKL_KIND_LEASE (a lease's
  * decision is semaphore.c's: its blocker is NULL). */
 const zkl__recipe_t *zkl__recipe(int kind);

@@ -46,6 +46,11 @@ static const char *nearest_before(const struct String_vector *sv,
     return pred;
 }
 
+int zkl__write_before(const struct String_vector *sv, const char *node)
+{
+    return nearest_before(sv, node, ZKL_KIND_WRITE) != NULL;
+}
+
 /* Mutex: the lowest node holds the lock; any other waits for the node
  * just below its own, never the head, so a release wakes one waiter. The
  * order is Curator's (zkl__name_cmp), so Curator's nodes queue with ours.

@@ -6,6 +6,8 @@
 //   java CuratorBench HOSTS serial N
 //   java CuratorBench HOSTS throughput LOCKS THREADS SECONDS
 //   java CuratorBench HOSTS handoff WAITERS
+//   java CuratorBench HOSTS semaphore WAITERS LEASES
+//   java CuratorBench HOSTS readmostly READERS WRITE_EVERY_MS SECONDS
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,6 +18,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.RetryNTimes;
 
 public class CuratorBench {
@@ -145,6 +150,91 @@ public class CuratorBench {
             double secs = (System.nanoTime() - t0) / 1e9;
             System.out.printf("{\"scenario\":\"handoff\",\"peer\":\"curator\",\"waiters\":%d,"
                 + "\"handoffs_per_s\":%.1f,\"enqueue_s\":%.2f}%n", n, n / secs, enq);
+        } else if (sc.equals("semaphore")) {
+            // As zklock-bench semaphore: LEASES holders, WAITERS threads
+            // queue (one lease each, given back at once), the holders let
+            // go, and the drain is timed.
+            int n = Integer.parseInt(a[2]), leases = Integer.parseInt(a[3]);
+            String path = base + "/semaphore";
+            InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(cf, path, leases);
+            List<Lease> held = new ArrayList<>();
+            for (int i = 0; i < leases; i++) held.add(sem.acquire());
+            CountDownLatch done = new CountDownLatch(n);
+            for (int i = 0; i < n; i++) {
+                Thread th = new Thread(() -> {
+                    try {
+                        Lease l = sem.acquire();
+                        l.close();
+                        done.countDown();
+                    } catch (Exception e) { e.printStackTrace(); }
+                }, "w");
+                th.setDaemon(true);
+                th.start();
+            }
+            long t0q = System.nanoTime();
+            // Queued: every waiter's node is in the mutex's queue (the
+            // one holding it waits for a lease).
+            while (cf.getChildren().forPath(path + "/locks").size() < n) Thread.sleep(20);
+            double enq = (System.nanoTime() - t0q) / 1e9;
+            long t0 = System.nanoTime();
+            for (Lease l : held) l.close();
+            done.await();
+            double secs = (System.nanoTime() - t0) / 1e9;
+            System.out.printf("{\"scenario\":\"semaphore\",\"peer\":\"curator\",\"waiters\":%d,"
+                + "\"leases\":%d,\"grants_per_s\":%.1f,\"enqueue_s\":%.2f}%n",
+                n, leases, n / secs, enq);
+        } else if (sc.equals("readmostly")) {
+            // As zklock-bench readmostly: READERS threads take and give
+            // back the read lock in a loop, a writer every WRITE_EVERY_MS.
+            int n = Integer.parseInt(a[2]);
+            long every = Long.parseLong(a[3]);
+            double seconds = Double.parseDouble(a[4]);
+            String path = base + "/readmostly";
+            InterProcessReadWriteLock rw = new InterProcessReadWriteLock(cf, path);
+            AtomicLong reads = new AtomicLong(), writes = new AtomicLong();
+            measuring.set(true);
+            for (int i = 0; i < n; i++) {
+                Thread th = new Thread(() -> {
+                    InterProcessMutex r = new InterProcessReadWriteLock(cf, path).readLock();
+                    try {
+                        while (measuring.get()) {
+                            r.acquire();
+                            reads.incrementAndGet();
+                            r.release();
+                        }
+                    } catch (Exception e) {
+                        if (measuring.get()) e.printStackTrace();
+                    }
+                }, "r");
+                th.setDaemon(true);
+                th.start();
+            }
+            Thread wt = new Thread(() -> {
+                InterProcessMutex w = rw.writeLock();
+                try {
+                    while (measuring.get()) {
+                        long next = System.nanoTime() + every * 1000000L;
+                        w.acquire();
+                        writes.incrementAndGet();
+                        w.release();
+                        long left = next - System.nanoTime();
+                        if (left > 0) Thread.sleep(left / 1000000L);
+                    }
+                } catch (Exception e) {
+                    if (measuring.get()) e.printStackTrace();
+                }
+            }, "w");
+            wt.setDaemon(true);
+            while (reads.get() < n) Thread.sleep(10); // warm
+            wt.start();
+            long r0 = reads.get(), t0 = System.nanoTime();
+            Thread.sleep((long) (seconds * 1000));
+            long r1 = reads.get(), w1 = writes.get();
+            double secs = (System.nanoTime() - t0) / 1e9;
+            measuring.set(false);
+            System.out.printf("{\"scenario\":\"readmostly\",\"peer\":\"curator\",\"readers\":%d,"
+                + "\"write_every_ms\":%d,\"read_grants_per_s\":%.1f,\"writes_per_s\":%.2f}%n",
+                n, every, (r1 - r0) / secs, w1 / secs);
         }
         cf.close();
         System.exit(0);
