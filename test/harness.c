@@ -706,8 +706,10 @@ static int selected(const char *name, int argc, char **argv)
 
     if (argc < 2)
         return 1;
+    /* "=NAME" selects that test only; anything else is a substring. */
     for (i = 1; i < argc; i++)
-        if (strstr(name, argv[i]) != NULL)
+        if (argv[i][0] == '=' ? strcmp(name, argv[i] + 1) == 0
+                              : strstr(name, argv[i]) != NULL)
             return 1;
     return 0;
 }
