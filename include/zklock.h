@@ -505,8 +505,9 @@ ZKL_EXTERN int zkl_rwlock_new(zkl_lock_t **read_out, zkl_lock_t **write_out,
  * leases number at most max_leases. Every participant must use the same
  * limit (or the same count node: zkl_lease_set_count()). A lease is a
  * lock handle of kind ZKL_KIND_LEASE: zkl_lock_acquire(), _cancel(),
- * _release(), _free(), _token(), _set_data() and the events work as for
- * a mutex. Only the waiter holding path/locks watches the leases, so a
+ * _release(), _free(), _set_data() and the events work as for a mutex;
+ * zkl_lock_token() gives the lease node's czxid, unique but not an
+ * order: leases are held side by side. Only the waiter holding path/locks watches the leases, so a
  * release wakes one waiter however many wait. With max_leases 1 it is
  * Curator's InterProcessSemaphoreMutex (not reentrant).
  * Owner: the caller, freed by zkl_lock_free().
@@ -660,7 +661,10 @@ typedef struct zkl_contender {
     zkl_lock_kind_t kind;  /* by its name's tag */
     int holds;             /* 1 when it holds by its kind's rule: a mutex
                               or write node first in the queue, a read
-                              node with no write node before it */
+                              node with no write node before it; every
+                              lease node (each counts against the limit,
+                              though the acquire holding the semaphore's
+                              mutex may still wait with its own) */
     const char *data;      /* its data, NUL-terminated for printing
                               (len excludes the NUL); NULL if the node
                               went before it could be read */

@@ -735,6 +735,7 @@ static void teardown(zkl_client_t *c)
     zkl_lock_t *lk;
 
     c->closing = 1;
+    zkl__sem_teardown(c);
     /* Every pending operation is answered, in the queue's order. */
     for (a = c->atts; a != NULL; a = a->next) {
         if (a->lk == NULL)
@@ -761,7 +762,6 @@ static void teardown(zkl_client_t *c)
     c->depth--;
     for (lk = c->locks; lk != NULL; lk = lk->next)
         lk->c = NULL;
-    zkl__sem_teardown(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
         zkl__free(a);

@@ -139,11 +139,16 @@ static void sem_end(zkl__sem_t *g)
     for (i = 0; i < g->n; i++)
         g->members[i]->sem->grp = NULL;
     g->mutex = NULL;
+    /* Called from inside other calls (a member's let_go): the public
+     * calls below must not settle the client now, so they only record;
+     * the caller's own kick or pass sends. */
+    c->depth++;
     if (m != NULL) {
         if (zkl_lock_is_held(m))
             zkl_lock_release(m);
         zkl_lock_free(m);
     }
+    c->depth--;
     ZKL__UNLINK(&c->sems, g);
     if (g->inflight == 0)
         sem_free(g);
@@ -206,24 +211,24 @@ int zkl_lease_acquire_all(zkl_lock_t *const *v, size_t n, long timeout_ms)
     if (rc == ZKL_OK && v[0]->sem->count_path != NULL &&
         (g->count_path = zkl__strdup(v[0]->sem->count_path)) == NULL)
         rc = ZKL_ENOMEM;
+    /* Each lease waits, uncreated and unsent, until the mutex is ours;
+     * none is part of the acquire until all exist. */
+    for (i = 0; rc == ZKL_OK && i < n; i++)
+        if ((v[i]->att = zkl__att_new_lease(c, v[i], timeout_ms)) == NULL)
+            rc = ZKL_ENOMEM;
     if (rc == ZKL_OK)
         rc = zkl_lock_acquire(g->mutex, timeout_ms);
     if (rc != ZKL_OK) {
+        for (i = 0; i < n; i++) {
+            if (v[i]->att != NULL)
+                zkl__att_free(v[i]->att); /* nothing sent, nothing owed */
+            v[i]->att = NULL;
+        }
         zkl_lock_free(g->mutex);
         sem_free(g);
         return rc;
     }
-    /* Each lease waits, uncreated, until the mutex is ours. */
     for (i = 0; i < n; i++) {
-        if ((v[i]->att = zkl__att_new_lease(c, v[i], timeout_ms)) == NULL) {
-            while (i-- > 0) {
-                zkl__att_let_go(v[i]->att, 0, 0);
-                v[i]->sem->grp = NULL;
-            }
-            zkl_lock_free(g->mutex);
-            sem_free(g);
-            return ZKL_ENOMEM;
-        }
         v[i]->sem->grp = g;
         g->members[i] = v[i];
     }
@@ -271,6 +276,29 @@ static void sem_relist(zkl__sem_t *g)
     }
 }
 
+/* Every lease of g starts over: its node (if any) is deleted in the
+ * background by the old attempt, and a new one (a fresh uuid) waits for
+ * the mutex. */
+static int sem_renew(zkl__sem_t *g, long timeout)
+{
+    size_t i;
+
+    g->ok = 0;
+    for (i = 0; i < g->n; i++) {
+        zkl_lock_t *lk = g->members[i];
+        zkl__att_t *old = lk->att, *a = zkl__att_new_lease(g->c, lk, timeout);
+
+        if (a == NULL)
+            return ZKL_ENOMEM; /* the old one stays: sem_fail ends it */
+        if (old != NULL) {
+            zkl__att_detach(old, 0, 0); /* no longer the set's */
+            zkl__att_let_go(old, 0, 0);
+        }
+        lk->att = a;
+    }
+    return ZKL_OK;
+}
+
 static void sem_mutex_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
                          void *arg)
 {
@@ -287,12 +315,19 @@ static void sem_mutex_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         sem_fail(g, NULL, status);
         break;
     case ZKL_LOCK_LOST:
-        /* Our surplus nodes (if the session lives) stay and keep
-         * counting; new ones wait for the mutex to be ours again. */
+        /* Nodes beyond the limit may only exist under the mutex: once it
+         * is lost (presumed expiry, a deletion by someone else), another
+         * acquire may add its own, and ours would keep it waiting for
+         * ever. Ours go, and come back once the mutex is ours again. */
         now = zkl__now_ms();
-        if (g->deadline != 0 && g->deadline <= now)
+        if (g->trylock)
+            sem_fail(g, NULL, ZKL_ECONNLOSS);
+        else if (g->deadline != 0 && g->deadline <= now)
             sem_fail(g, NULL, ZKL_ETIMEDOUT);
-        else if ((status = zkl_lock_acquire(
+        else if ((status = sem_renew(g, g->deadline != 0
+                                            ? (long)(g->deadline - now)
+                                            : -1)) != ZKL_OK ||
+                 (status = zkl_lock_acquire(
                       lk, g->deadline != 0 ? (long)(g->deadline - now)
                                            : -1)) != ZKL_OK)
             sem_fail(g, NULL, status);
@@ -390,8 +425,16 @@ void zkl__sem_step(zkl__att_t *a)
     size_t i;
     int wait = 0;
 
-    if (g == NULL || g->done || !g->ok)
+    if (g == NULL || g->done)
         return;
+    if (!g->ok) {
+        /* Something made the listing that allowed this stale (a new
+         * count, the mutex back): a waiting lease is woken by its watch,
+         * anything else looks again. */
+        if (!(a->flags & ZKL__F_IN_TABLE))
+            zkl__att_schedule(a, ZKL__NEXT_LIST);
+        return;
+    }
     for (i = 0; i < g->n; i++) {
         zkl__att_t *m = g->members[i]->att;
 
@@ -420,11 +463,15 @@ void zkl__sem_step(zkl__att_t *a)
 
 static void count_read(zkl__sem_t *g);
 
-static void count_answered(zkl__sem_t *g)
+/* 1 when g is gone: it was over, and this was its last reply. */
+static int count_answered(zkl__sem_t *g)
 {
     g->inflight--;
-    if (g->done && g->inflight == 0)
+    if (g->done && g->inflight == 0) {
         sem_free(g);
+        return 1;
+    }
+    return 0;
 }
 
 /* Connection trouble: read again once connected. */
@@ -460,8 +507,7 @@ static void count_created(int rc, const char *value, const void *data)
     zkl__sem_t *g = SEM(data);
 
     (void)value;
-    count_answered(g);
-    if (g->done || g->c->closing)
+    if (count_answered(g) || g->done || g->c->closing)
         return;
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
@@ -483,7 +529,7 @@ static void parent_created(int rc, const char *value, const void *data)
 {
     (void)rc;
     (void)value;
-    count_answered(SEM(data));
+    (void)count_answered(SEM(data));
 }
 
 /* Curator's SharedCount creates its node with the seed: the same here,
@@ -522,8 +568,7 @@ static void count_done(int rc, const char *value, int len,
     zkl__sem_t *g = SEM(data);
 
     (void)st;
-    count_answered(g);
-    if (g->done || g->c->closing)
+    if (count_answered(g) || g->done || g->c->closing)
         return;
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
@@ -605,18 +650,12 @@ void zkl__sem_on_session_gone(zkl_client_t *c)
             count_retry(g);
 }
 
-/* The client is going: the acquires are answered already (teardown);
- * what is left is memory. */
+/* The client is going (closing, before any callback of the teardown):
+ * the leases are answered one by one by the teardown, so the acquires
+ * let go of them now, while every handle still exists; a record that a
+ * count read still carries goes with that read's ZCLOSING. */
 void zkl__sem_teardown(zkl_client_t *c)
 {
-    zkl__sem_t *g;
-    size_t i;
-
-    while ((g = c->sems) != NULL) {
-        c->sems = g->next;
-        for (i = 0; i < g->n; i++)
-            g->members[i]->sem->grp = NULL;
-        zkl_lock_free(g->mutex);
-        sem_free(g);
-    }
+    while (c->sems != NULL)
+        sem_end(c->sems);
 }

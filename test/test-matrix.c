@@ -359,3 +359,54 @@ SEM_MATRIX(list, S_LIST)
 SEM_MATRIX(waiting, S_WAITING)
 SEM_MATRIX(held, S_HELD)
 SEM_MATRIX(release, S_RELEASE)
+
+/* A waiter holding the semaphore's mutex, with its lease beyond the
+ * limit, loses the mutex without losing its session (a slow return path
+ * makes it presume the session gone): its surplus lease must go too, or
+ * whoever takes the mutex next waits for ever behind it. */
+TEST(sem_mutex_lost_surplus_lease_goes)
+{
+    fp_t *fp = fp_new(t_base, t_port());
+    t_conn_t pc;
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *q = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *x;
+    const char *p = t_path(NULL);
+    char d[512];
+    t_lock_t h, pl, ql;
+
+    memset(&pc, 0, sizeof pc);
+    x = t_client(fp_hosts(fp), 2000, &pc);
+    snprintf(d, sizeof d, "%s/leases", p);
+    t_lock_init_lease(&h, a, p, 1);
+    t_lock_init_lease(&pl, x, p, 1);
+    t_lock_init_lease(&ql, q, p, 1);
+    ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&h.acquired, 5000));
+    ASSERT_RC(zkl_lock_acquire(pl.lk, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(d, 2, 5000), 2);
+    t_run_for(300);
+    ASSERT_RC(zkl_lock_acquire(ql.lk, -1), ZKL_OK);
+    t_run_for(300);
+        fp_latency_down(fp, 1000);
+    t_run_for(4000);
+    fp_latency(fp, 0);
+    fp_latency_down(fp, 0);
+    t_run_for(2000);
+    fprintf(stderr, "after stall: leases %d expired=%d\n", t_zk_count(d),
+            t_has_event(&pc, ZKL_CONN_EXPIRED));
+    ASSERT_RC(zkl_lock_release(h.lk), ZKL_OK);
+    ASSERT(WAIT_FOR(pl.acquired || ql.acquired, 10000));
+    if (pl.acquired)
+        ASSERT_RC(zkl_lock_release(pl.lk), ZKL_OK);
+    else
+        ASSERT_RC(zkl_lock_release(ql.lk), ZKL_OK);
+    ASSERT(WAIT_FOR(pl.acquired && ql.acquired, 10000));
+    zkl_lock_free(pl.lk);
+    zkl_lock_free(ql.lk);
+    zkl_lock_free(h.lk);
+    zkl_client_free(x);
+    zkl_client_free(q);
+    zkl_client_free(a);
+    fp_free(fp);
+}

@@ -2,6 +2,7 @@
  * several leases at once, the count node, bad input, each contender in
  * its own session unless a test says otherwise. The fault matrix is in
  * test-matrix.c, Curator interop in test-curator.sh. */
+#include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
 #include "harness.h"
@@ -438,4 +439,84 @@ TEST(sem_lease_deleted_by_someone_else_is_lost)
     ASSERT(!zkl_lock_is_held(a.lk));
     zkl_lock_free(a.lk);
     zkl_client_free(c);
+}
+
+TEST(sem_cancel_while_the_count_read_is_in_flight)
+{
+    zkl_client_t *c = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    const char *cnt = t_path("count");
+    t_lock_t l;
+
+    t_lock_init_lease(&l, c, p, 1);
+    ASSERT_RC(zkl_lease_set_count(l.lk, cnt), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(l.lk, -1), ZKL_OK);
+    /* the count read is in flight now */
+    ASSERT_RC(zkl_lock_cancel(l.lk), ZKL_OK);
+    ASSERT(t_run_until(&l.failed, 5000));
+    ASSERT_RC(l.last_status, ZKL_ECANCELED);
+    t_run_for(300);
+    ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+    zkl_lock_free(l.lk);
+    zkl_client_free(c);
+    t_zk_delete(cnt);
+}
+
+static void free_on_fail_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                            void *arg)
+{
+    (void)status;
+    (void)arg;
+    if (ev == ZKL_LOCK_FAILED)
+        zkl_lock_free(lk);
+}
+
+TEST(sem_client_freed_while_a_callback_frees_its_lease)
+{
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t h;
+    zkl_lock_t *w;
+
+    t_lock_init_lease(&h, a, p, 1);
+    ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&h.acquired, 5000));
+    ASSERT_RC(zkl_lease_new(&w, b, p, 1, free_on_fail_cb, NULL), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(w, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 2, 5000), 2);
+    zkl_client_free(b); /* the callback frees w during teardown */
+    zkl_lock_free(h.lk);
+    zkl_client_free(a);
+}
+
+TEST(sem_cancel_after_the_deadline_passed_unseen)
+{
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *b = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *c = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t h, w, x;
+
+    t_lock_init_lease(&h, a, p, 1);
+    t_lock_init_lease(&w, b, p, 1);
+    t_lock_init_lease(&x, c, p, 1);
+    ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&h.acquired, 5000));
+    ASSERT_RC(zkl_lock_acquire(w.lk, -1), ZKL_OK); /* holds the mutex, waits */
+    ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 2, 5000), 2);
+    ASSERT_RC(zkl_lock_acquire(x.lk, 300), ZKL_OK); /* waits for the mutex */
+    t_run_for(100);
+    usleep(400 * 1000); /* its deadline passes, the loop has not run */
+    ASSERT_RC(zkl_lock_cancel(x.lk), ZKL_OK);
+    ASSERT(t_run_until(&x.failed, 5000));
+    t_run_for(200);
+    ASSERT_EQ(x.n, 1); /* one ending, whichever came first */
+    ASSERT(x.last_status == ZKL_ECANCELED || x.last_status == ZKL_ETIMEDOUT);
+    zkl_lock_free(x.lk);
+    zkl_lock_free(w.lk);
+    zkl_lock_free(h.lk);
+    zkl_client_free(c);
+    zkl_client_free(b);
+    zkl_client_free(a);
 }
