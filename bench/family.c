@@ -35,16 +35,20 @@ static void sem_holder_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         s_held++;
 }
 
-/* A waiter gives its lease back as soon as it has it: the drain measures
- * how fast leases pass from hand to hand. */
-static void sem_waiter_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
-                          void *arg)
+/* A contender gives its lock back as soon as it has it (a semaphore's
+ * drain measures how fast leases pass from hand to hand), and takes it
+ * again while *again (arg, if not NULL) says so (a reader's loop). */
+static void give_back_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                         void *arg)
 {
-    (void)arg;
+    const int *again = arg;
+
     count_failure(lk, ev, status);
     if (ev == ZKL_LOCK_ACQUIRED) {
         f_grants++;
         zkl_lock_release(lk);
+    } else if (ev == ZKL_LOCK_RELEASED && again != NULL && *again) {
+        zkl_lock_acquire(lk, -1);
     }
 }
 
@@ -73,7 +77,7 @@ int bench_semaphore(const struct opts *o)
     bench_run_until(&s_held, leases, 60);
     note("semaphore: %ld waiters queue on %ld leases", n, leases);
     for (i = 0; i < n; i++) {
-        zkl_lease_new(&w[i], c, path, (int)leases, sem_waiter_cb, NULL);
+        zkl_lease_new(&w[i], c, path, (int)leases, give_back_cb, NULL);
         zkl_lock_acquire(w[i], -1);
     }
     /* Queued: the requests stop (every waiter's mutex node is on the
@@ -125,20 +129,6 @@ int bench_semaphore(const struct opts *o)
 static int rm_running;
 static long rm_writes;
 
-/* A reader takes the read lock again as soon as it has let it go. */
-static void reader_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
-                      void *arg)
-{
-    (void)arg;
-    count_failure(lk, ev, status);
-    if (ev == ZKL_LOCK_ACQUIRED) {
-        f_grants++;
-        zkl_lock_release(lk);
-    } else if (ev == ZKL_LOCK_RELEASED && rm_running) {
-        zkl_lock_acquire(lk, -1);
-    }
-}
-
 static void writer_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
                       void *arg)
 {
@@ -182,7 +172,8 @@ int bench_readmostly(const struct opts *o)
     r = calloc((size_t)n, sizeof *r);
     zkl_lock_new_kind(&wr, c, path, ZKL_KIND_WRITE, writer_cb, NULL);
     for (i = 0; i < n; i++)
-        zkl_lock_new_kind(&r[i], c, path, ZKL_KIND_READ, reader_cb, NULL);
+        zkl_lock_new_kind(&r[i], c, path, ZKL_KIND_READ, give_back_cb,
+                          &rm_running);
     rm_running = 1;
     note("readmostly: %ld readers, a writer every %ld ms, %g s", n, every,
          secs);

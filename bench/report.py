@@ -117,6 +117,25 @@ for r in rows:
     else:
         print("%-44s %10s" % ("%s, %d waiting threads" % (r["peer"].capitalize(), r["waiters"]),
                               f(r["handoffs_per_s"])))
+print()
+print("%-44s %10s %9s %8s" % ("semaphore drain, 10 leases", "grants/s", "req/grant", "wake-ups"))
+for r in rows:
+    if r["scenario"] == "semaphore":
+        if r["peer"] == "zklock":
+            print("%-44s %10s %9s %8s" % ("zklock, %d waiters, 1 session" % r["waiters"],
+                                          f(r["grants_per_s"]), f(r["requests_per_grant"]),
+                                          f(r["wakeups_per_grant"])))
+        else:
+            print("%-44s %10s" % ("%s, %d waiting threads" % (r["peer"].capitalize(), r["waiters"]),
+                                  f(r["grants_per_s"])))
+print("%-44s %10s %9s %8s" % ("read-mostly, 1 lock, writer every 100 ms", "reads/s", "req/read",
+                              "writes/s"))
+for r in rows:
+    if r["scenario"] == "readmostly":
+        print("%-44s %10s %9s %8s" % ("%s, %d readers" % (r["peer"], r["readers"]),
+                                      f(r["read_grants_per_s"]),
+                                      f(r.get("requests_per_read")), f(r["writes_per_s"])))
+print()
 for r in rows:
     if r["scenario"] == "waiters":
         print("waiters %d over %d sessions%s: %s B/waiter, enqueue %s s, drain %s s,\n"
@@ -187,6 +206,18 @@ r2b = ratio(g(zt, "cycles_per_s"), g(c8, "cycles_per_s"))
 goals.append(("throughput best / Curator 8 threads", r2b, ">= 3", r2b is not None and r2b >= 3))
 rc = ratio(g(zt, "cpu_s_per_1k_cycles"), g(c8 or ct, "cpu_s_per_1k_cycles"))
 goals.append(("CPU per 1k cycles / Curator", rc, "<= 0.333", rc is not None and rc <= 1 / 3))
+zs = pick("zklock", "semaphore", waiters=1000)
+cs = pick("curator", "semaphore", waiters=1000)
+rs = ratio(g(zs, "grants_per_s"), g(cs, "grants_per_s"))
+goals.append(("semaphore 1k waiters: grants/s / Curator", rs, ">= 3", rs is not None and rs >= 3))
+zs1 = pick("zklock", "semaphore", waiters=100)
+cs1 = pick("curator", "semaphore", waiters=100)
+rs1 = ratio(g(zs1, "grants_per_s"), g(cs1, "grants_per_s"))
+goals.append(("  (100 waiters) / Curator", rs1, "(info)", rs1 is not None and rs1 >= 3))
+zr = pick("zklock", "readmostly")
+cr = pick("curator", "readmostly")
+rr = ratio(g(zr, "read_grants_per_s"), g(cr, "read_grants_per_s"))
+goals.append(("read-mostly reads/s / Curator", rr, ">= 5", rr is not None and rr >= 5))
 # Every scenario: no failure, every waiter served.
 zk_rows = [r for r in rows if r.get("peer") == "zklock"]
 fails = sum(r.get("failures", 0) for r in zk_rows)

@@ -13,7 +13,9 @@
  * than the highest it accepted.
  *
  * Counted: grants; faults; overlaps (a handle enters while another is
- * inside, unless both are readers of the read/write lock), split into those explained by an injected loss of the older
+ * inside, unless both are readers of the read/write lock or it is one
+ * of at most SEM_LEASES leases of the semaphore), split into those
+ * explained by an injected loss of the older
  * holder's session (a stall past the timeout on its connection, or its
  * process frozen, after it entered) and the rest, with the stall ones
  * also counted apart (a running holder should have left at SUSPENDED);
@@ -86,8 +88,15 @@ static void record_write(int g, int lock, uint64_t tok)
 static void enter(int g, const struct msg *m)
 {
     struct hs *h = &K.h[g];
-    int o, lock = m->lock;
+    int o, lock = m->lock, beside = 0;
 
+    /* A lease overlaps only when it makes more than SEM_LEASES inside. */
+    if (m->arg == ZKL_KIND_LEASE) {
+        for (o = 0; o < cfg.workers * PER_WORKER; o++)
+            beside += o != g && K.h[o].inside && K.h[o].lock == lock;
+        if (beside > 0)
+            K.leases_beside++;
+    }
     for (o = 0; o < cfg.workers * PER_WORKER; o++) {
         struct hs *x = &K.h[o];
         int xw = o / PER_WORKER, xc = (o % PER_WORKER) / HANDLES;
@@ -98,6 +107,8 @@ static void enter(int g, const struct msg *m)
             K.shared_reads++;
             continue;
         }
+        if (m->arg == ZKL_KIND_LEASE && beside < SEM_LEASES)
+            continue;
         K.overlaps++;
         if (K.w[xw].freezes > x->freeze_mark) {
             K.explained++;
@@ -144,11 +155,14 @@ static void on_msg(const struct msg *m)
     case M_ENTER:
         K.grants++;
         K.h[g].waiting = 0;
-        if (m->arg == ZKL_KIND_READ) {
-            /* Readers granted together may report in any order, and do
-             * not write: only the exclusion is judged. */
+        if (m->arg == ZKL_KIND_READ || m->arg == ZKL_KIND_LEASE) {
+            /* Readers (and leases) granted together may report in any
+             * order, and do not write: only the exclusion is judged. */
             l->last_grant_ms = now_ms();
-            K.read_grants++;
+            if (m->arg == ZKL_KIND_READ)
+                K.read_grants++;
+            else
+                K.lease_grants++;
             enter(g, m);
             break;
         }
@@ -445,6 +459,8 @@ int checker_main(void)
     printf(", \"leader_restarts\": %ld", K.leader_restarts);
     printf(", \"read_grants\": %ld, \"reads_beside_reads\": %ld",
            K.read_grants, K.shared_reads);
+    printf(", \"lease_grants\": %ld, \"leases_beside_leases\": %ld",
+           K.lease_grants, K.leases_beside);
     printf(", \"session_expiries\": %ld, \"holds_lost\": %ld, "
            "\"lost_told_after_next_grant_unfrozen\": %ld, "
            "\"overlaps\": %ld, \"overlaps_explained\": %ld, "

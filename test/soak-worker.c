@@ -95,9 +95,9 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
             zkl_lock_release(h->lk);
             break;
         }
-        /* Readers share the lock: only a writer or a mutex holder
-         * writes to the guarded record. */
-        if (h->kind != ZKL_KIND_READ)
+        /* Readers and leases share the lock: only a writer or a mutex
+         * holder writes to the guarded record. */
+        if (h->kind != ZKL_KIND_READ && h->kind != ZKL_KIND_LEASE)
             send_msg(M_WRITE, h->id, h->lock, 0, h->token);
         arm_tick(h, 5);
         break;
@@ -289,11 +289,13 @@ static void on_cmd(evutil_socket_t fd, short what, void *arg)
             drain_check(-1, 0, NULL);
             break;
         case C_COUNT:
-            W.count_left = LOCKS;
+            /* The semaphore's nodes are under its two children. */
+            W.count_left = LOCKS + 1;
             W.count_sum = 0;
             W.count_err = 0;
-            for (i = 0; i < LOCKS; i++) {
-                lock_path(p, sizeof p, i);
+            for (i = 0; i < LOCKS + 1; i++) {
+                lock_path(p, sizeof p, i < LOCKS ? i : SEM_LOCK);
+                strcat(p, i == SEM_LOCK ? "/leases" : i == LOCKS ? "/locks" : "");
                 if (zkl_contenders(W.c[0], p, count_done, NULL) != ZKL_OK)
                     count_done(W.c[0], ZKL_EZK, NULL, 0, NULL);
             }
@@ -343,15 +345,20 @@ int worker_main(int id, int fd)
         h->id = i;
         h->client = i / HANDLES;
         h->lock = (id + i) % LOCKS;
-        /* On the read/write lock, two readers to a writer. */
-        h->kind = h->lock != RW_LOCK       ? ZKL_KIND_MUTEX
+        /* On the read/write lock, two readers to a writer; on the
+         * semaphore, leases. */
+        h->kind = h->lock == SEM_LOCK      ? ZKL_KIND_LEASE
+                  : h->lock != RW_LOCK     ? ZKL_KIND_MUTEX
                   : (id + i / LOCKS) % 3 ? ZKL_KIND_READ
                                          : ZKL_KIND_WRITE;
         lock_path(p, sizeof p, h->lock);
         h->tick = evtimer_new(W.base, on_tick, h);
-        if (zkl_lock_new_kind(&h->lk, W.c[h->client], p,
-                              (zkl_lock_kind_t)h->kind, on_lock,
-                              h) != ZKL_OK)
+        if ((h->kind == ZKL_KIND_LEASE
+                 ? zkl_lease_new(&h->lk, W.c[h->client], p, SEM_LEASES,
+                                 on_lock, h)
+                 : zkl_lock_new_kind(&h->lk, W.c[h->client], p,
+                                     (zkl_lock_kind_t)h->kind, on_lock,
+                                     h)) != ZKL_OK)
             return 1;
         arm_tick(h, (long)rnd(100));
     }

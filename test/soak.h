@@ -18,8 +18,10 @@
 #define MAX_NODES 7
 #define CLIENTS 2          /* sessions per worker */
 #define HANDLES 3          /* lock handles per session */
-#define LOCKS 4
-#define RW_LOCK 3          /* the read/write lock; the others are mutexes */
+#define LOCKS 5
+#define RW_LOCK 3          /* the read/write lock */
+#define SEM_LOCK 4         /* the semaphore; the others are mutexes */
+#define SEM_LEASES 2       /* its limit */
 #define PER_WORKER (CLIENTS * HANDLES)
 #define MAX_HANDLES (MAX_WORKERS * PER_WORKER)
 
@@ -101,7 +103,8 @@ extern struct checker {
         unexplained, accepted, stale_refused, stale_accepted, regressions,
         hangs, orphans, expiries, lost, crashes, writes, stalled_overlaps,
         lost_late, leader_restarts, missing,
-        read_grants, shared_reads; /* the read/write lock's readers */
+        read_grants, shared_reads, /* the read/write lock's readers */
+        lease_grants, leases_beside; /* the semaphore's leases */
 } K;
 
 /* soak-worker.c */
