@@ -439,10 +439,17 @@ void zkl__att_after_reply(zkl__att_t *a, int next_op)
     after_reply(a, next_op);
 }
 
+/* Joins the listing of its lock path that the pass sends at its end
+ * (listing.c); alone, at once, when there is no memory for that. */
 static void send_list(zkl__att_t *a)
 {
     int rc;
 
+    if (zkl__listing_join(a->c, a) == ZKL_OK) {
+        if (a->inflight++ == 0)
+            a->sent_at = zkl__now_ms();
+        return;
+    }
     a->path[a->dirlen] = '\0';
     /* A lease may have to wait for the leases to change: every listing
      * of them watches (the server keeps one watch per session and path,
@@ -634,7 +641,22 @@ static void send_delete(zkl__att_t *a)
     }
 }
 
-/* Sends the watch on the predecessor, while its name is still at hand. */
+/* Another reader of ours, waiting with its watch set on the very node
+ * a is about to watch (same lock path, same sequence number). */
+static int same_watch(const zkl__att_t *w, const void *arg)
+{
+    const zkl__att_t *a = arg;
+
+    return w != a && w->kind == ZKL_KIND_READ &&
+           w->goal == ZKL__GOAL_ACQUIRE && w->pred_seq == a->pred_seq &&
+           w->dirlen == a->dirlen && memcmp(w->path, a->path, a->dirlen) == 0;
+}
+
+/* Sends the watch on the predecessor, while its name is still at hand.
+ * Readers queued behind one writer all watch it: the server keeps one
+ * watch per session and node, and its notification wakes every attempt
+ * filed under that node, so a reader whose node's watch another reader
+ * of this client has set already only files itself. */
 static void watch_pred(zkl__att_t *a, const char *pred)
 {
     char stackbuf[ZKL_PATH_MAX + 128];
@@ -649,6 +671,13 @@ static void watch_pred(zkl__att_t *a, const char *pred)
     memcpy(p, a->path, (size_t)a->dirlen + 1);
     memcpy(p + a->dirlen + 1, pred, plen + 1);
     a->whash = zkl__hash(p);
+    if (a->kind == ZKL_KIND_READ && a->pred_seq != UINT32_MAX &&
+        zkl__wtab_find(a->c, a->whash, same_watch, a) != NULL &&
+        zkl__wtab_add(a->c, a, a->whash) == ZKL_OK) {
+        if (p != stackbuf)
+            zkl__free(p);
+        return;
+    }
     rc = zoo_awget(a->c->zh, p, zkl__watcher, a->c, pred_watch_done, a);
     if (p != stackbuf)
         zkl__free(p);
@@ -765,6 +794,7 @@ void zkl__run_ready(zkl_client_t *c)
         a->flags &= (uint16_t)~ZKL__F_READY;
         att_step(a);
     }
+    zkl__listing_flush(c);
     c->stepping = 0;
 }
 
@@ -965,6 +995,20 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
         watch_pred(a, pred);
         after_reply(a, ZKL__NEXT_NOTHING);
     }
+}
+
+void zkl__att_list_done(int rc, const struct String_vector *sv,
+                        const struct Stat *st, zkl__att_t *a)
+{
+    list_done(rc, sv, st, a);
+}
+
+void zkl__att_list_unsent(zkl__att_t *a, int rc)
+{
+    a->inflight--;
+    send_failed(a, rc);
+    if (a->inflight == 0 && !a->c->closing)
+        att_schedule(a, a->next_op);
 }
 
 static void list_done(int rc, const struct String_vector *sv,

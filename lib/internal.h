@@ -46,6 +46,7 @@ typedef struct zkl__att zkl__att_t;
 typedef struct zkl__contenders_req zkl__contenders_req_t;
 typedef struct zkl__queue zkl__queue_t;
 typedef struct zkl__sem zkl__sem_t;
+typedef struct zkl__listing zkl__listing_t;
 
 /* ---- alloc.c: every allocation goes through zkl_set_allocator()'s ---- */
 void *zkl__malloc(size_t size);
@@ -236,6 +237,18 @@ void zkl__att_schedule(zkl__att_t *a, int next_op);
 void zkl__att_after_reply(zkl__att_t *a, int next_op);
 void zkl__att_grant(zkl__att_t *a);
 char *zkl__att_name(zkl__att_t *a);
+/* For listing.c: a shared listing's answer, or its failure to be sent,
+ * for one of the attempts that joined it. */
+void zkl__att_list_done(int rc, const struct String_vector *sv,
+                        const struct Stat *st, zkl__att_t *a);
+void zkl__att_list_unsent(zkl__att_t *a, int rc);
+
+/* ---- listing.c: one listing per lock path and pass ---- */
+/* a lists its lock path with the others of this pass that do; counted
+ * in a->inflight by the caller. ZKL_ENOMEM: list alone. */
+int zkl__listing_join(zkl_client_t *c, zkl__att_t *a);
+/* Sends the pass's listings; from the end of zkl__run_ready(). */
+void zkl__listing_flush(zkl_client_t *c);
 void zkl__run_ready(zkl_client_t *c);
 void zkl__on_watch(zkl_client_t *c, int type, const char *path);
 void zkl__on_connected(zkl_client_t *c, int reconnect);
@@ -430,6 +443,7 @@ struct zkl_client {
     zkl__att_t *ready, **ready_tail;
     zkl_lock_t *locks;        /* every live handle */
     zkl__sem_t *sems;         /* semaphore acquires under way */
+    zkl__listing_t *listings; /* joined in this pass, sent at its end */
     int sem_work;             /* a count node read is due */
     size_t nreqs;             /* contenders requests not yet delivered */
 
