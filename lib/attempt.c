@@ -695,7 +695,8 @@ static void descend(zkl__att_t *a)
     uint32_t seq = UINT32_MAX;
     int r = zkl__queue_below(a->c, a, a->pred_seq, &name, &seq);
 
-    if (r < 0 || a->node != ZKL__NODE_KNOWN) {
+    if (r < 0 || a->node != ZKL__NODE_KNOWN ||
+        (r == 0 && !(a->flags & ZKL__F_SEQ_SAFE))) {
         send_list(a);
     } else if (r == 0) {
         a->flags |= ZKL__F_AT_HEAD;
@@ -911,6 +912,20 @@ void zkl__att_grant(zkl__att_t *a)
 /* Where this attempt stands, given the children: find our node (by name,
  * or by uuid after a lost create reply), drop duplicates, then let the
  * recipe say what blocks us. */
+/* Every shortcut that lets a waiter hold without listing again (the
+ * local handoff, the queue view's "nothing left below", a reader's last
+ * blocker gone) rests on new nodes sorting after ours. They do while
+ * the lock path's child counter (cversion, which names new nodes) stays
+ * below 2^31; past it names turn negative and sort first. With 2^30
+ * changes to go at the listing, no wait lasts that long in practice (a
+ * day at 10,000 creates and deletes a second); closer, the waiter lists
+ * again every time. */
+static int seq_safe(const struct Stat *st)
+{
+    return st != NULL && st->cversion >= 0 &&
+           st->cversion <= INT32_MAX - (1 << 30);
+}
+
 static void decide(zkl__att_t *a, const struct String_vector *sv)
 {
     const char *own = NULL, *pred;
@@ -1016,12 +1031,14 @@ static void list_done(int rc, const struct String_vector *sv,
 {
     zkl__att_t *a = answered(data, rc);
 
-    (void)st;
     if (a->c->closing)
         return;
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
         if (sv != NULL) {
+            a->flags &= (uint16_t)~ZKL__F_SEQ_SAFE;
+            if (seq_safe(st))
+                a->flags |= ZKL__F_SEQ_SAFE;
             decide(a, sv);
             return;
         }
@@ -1070,7 +1087,8 @@ static void list_done(int rc, const struct String_vector *sv,
  * may have deleted it) and holds, no listing needed. */
 static int last_blocker(const zkl__att_t *a)
 {
-    return (a->flags & ZKL__F_LAST_BLOCKER) && a->pred_seq != UINT32_MAX &&
+    return (a->flags & ZKL__F_LAST_BLOCKER) &&
+           (a->flags & ZKL__F_SEQ_SAFE) && a->pred_seq != UINT32_MAX &&
            a->node == ZKL__NODE_KNOWN;
 }
 
@@ -1303,7 +1321,7 @@ static void hand_on(zkl_client_t *c, const char *path, int lowest)
         a->wnext = NULL;
         if (a->goal == ZKL__GOAL_ACQUIRE) {
             if (lowest && !handed && att_recipe(a)->chain &&
-                a->node == ZKL__NODE_KNOWN &&
+                (a->flags & ZKL__F_SEQ_SAFE) && a->node == ZKL__NODE_KNOWN &&
                 (a->inflight == 0 || (a->flags & ZKL__F_CONFIRMING)) &&
                 waits_on(a, path)) {
                 /* Its own-node read, if sent with the release, answers

@@ -182,6 +182,10 @@ enum zkl__next {
 #define ZKL__F_LAST_BLOCKER 0x1000 /* a reader whose listing had no write
                                   node before the one it waits on: that
                                   node's deletion lets it hold */
+#define ZKL__F_SEQ_SAFE 0x2000 /* its last listing showed the lock path's
+                                  sequence counter far from wrapping: no
+                                  node created for a long while can sort
+                                  before ours (see seq_safe) */
 
 /* One attempt: one lock node's life, from create to gone. Owned by the
  * client (on c->atts) from acquire until its node is known gone and no
