@@ -228,7 +228,7 @@ goals.append(("waiters not acquired exactly once", float(short), "== 0", short =
 print("%-44s %10s %14s  %s" % ("goal", "measured", "target", "met"))
 for name, v, target, met in goals:
     print("%-44s %10s %14s  %s" % (name, f(v) if v is not None else "-", target,
-                                    "yes" if met else "NO"))
+                                    "n/a" if v is None else "yes" if met else "NO"))
 
 # Chart: handoff rate against queue depth; throughput against in-flight
 # attempts (zklock) or threads (peers).
