@@ -73,7 +73,8 @@ static uint32_t expected_seq(const char *s)
     return v >= UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
-static const char *const own_tags[] = {"-lock-", "-__READ__", "-__WRIT__"};
+static const char *const own_tags[] = {"-lock-", "-__READ__", "-__WRIT__",
+                                       "-lease-"};
 
 /* The expected own_name_len() for a kind: "_c_", 36 characters, the
  * kind's tag, then ten digits up to 2147483647, or a minus and nine
@@ -127,7 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint32_t q = zkl__seq_of(names[i]);
 
         CHECK(q == expected_seq(names[i]));
-        for (k = 0; k < 3; k++)
+        for (k = 0; k < 4; k++)
             CHECK(zkl__own_name_len(names[i], (int)k) ==
                   expected_own_len(names[i], (int)k));
         CHECK(zkl__name_cmp(names[i], names[i]) == 0);
