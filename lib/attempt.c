@@ -443,24 +443,12 @@ void zkl__att_after_reply(zkl__att_t *a, int next_op)
  * (listing.c); alone, at once, when there is no memory for that. */
 static void send_list(zkl__att_t *a)
 {
-    int rc;
-
     if (zkl__listing_join(a->c, a) == ZKL_OK) {
         if (a->inflight++ == 0)
             a->sent_at = zkl__now_ms();
         return;
     }
-    a->path[a->dirlen] = '\0';
-    /* A lease may have to wait for the leases to change: every listing
-     * of them watches (the server keeps one watch per session and path,
-     * so a needless one costs one notification at most). */
-    if (a->kind == ZKL_KIND_LEASE)
-        rc = zoo_awget_children2(a->c->zh, a->path, zkl__watcher, a->c,
-                                 list_done, a);
-    else
-        rc = zoo_aget_children2(a->c->zh, a->path, 0, list_done, a);
-    a->path[a->dirlen] = '/';
-    if (sent(a, rc))
+    if (sent(a, zkl__listing_send(a, list_done, a)))
         a->c->stats.listings++;
 }
 

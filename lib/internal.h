@@ -251,6 +251,10 @@ void zkl__att_list_unsent(zkl__att_t *a, int rc);
 /* a lists its lock path with the others of this pass that do; counted
  * in a->inflight by the caller. ZKL_ENOMEM: list alone. */
 int zkl__listing_join(zkl_client_t *c, zkl__att_t *a);
+/* Sends one listing of a's lock path (watched for a lease) with this
+ * completion: the ZooKeeper client's result. */
+int zkl__listing_send(zkl__att_t *a, strings_stat_completion_t done,
+                      const void *data);
 /* Sends the pass's listings; from the end of zkl__run_ready(). */
 void zkl__listing_flush(zkl_client_t *c);
 void zkl__run_ready(zkl_client_t *c);

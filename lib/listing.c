@@ -78,26 +78,35 @@ static void listing_done(int rc, const struct String_vector *sv,
     zkl__free(l);
 }
 
+int zkl__listing_send(zkl__att_t *a, strings_stat_completion_t done,
+                      const void *data)
+{
+    zkl_client_t *c = a->c;
+    int rc;
+
+    a->path[a->dirlen] = '\0';
+    /* A lease may have to wait for the leases to change: its listings
+     * watch (the server keeps one watch per session and path, so a
+     * needless one costs one notification at most). */
+    if (a->kind == ZKL_KIND_LEASE)
+        rc = zoo_awget_children2(c->zh, a->path, zkl__watcher, c, done,
+                                 data);
+    else
+        rc = zoo_aget_children2(c->zh, a->path, 0, done, data);
+    a->path[a->dirlen] = '/';
+    return rc;
+}
+
 void zkl__listing_flush(zkl_client_t *c)
 {
     zkl__listing_t *l;
 
     while ((l = c->listings) != NULL) {
-        zkl__att_t *a = l->atts[0];
         size_t i;
         int rc;
 
         c->listings = l->next;
-        a->path[a->dirlen] = '\0';
-        /* A lease may have to wait for the leases to change: its
-         * listings watch (the server keeps one watch per session and
-         * path, so a needless one costs one notification at most). */
-        if (a->kind == ZKL_KIND_LEASE)
-            rc = zoo_awget_children2(c->zh, a->path, zkl__watcher, c,
-                                     listing_done, l);
-        else
-            rc = zoo_aget_children2(c->zh, a->path, 0, listing_done, l);
-        a->path[a->dirlen] = '/';
+        rc = zkl__listing_send(l->atts[0], listing_done, l);
         if (rc == ZOK) {
             c->stats.requests++;
             c->stats.listings++;

@@ -304,6 +304,7 @@ static void sem_mutex_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
 {
     zkl__sem_t *g = arg;
     uint64_t now;
+    long left;
 
     if (g->done || g->c->closing)
         return;
@@ -320,16 +321,15 @@ static void sem_mutex_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
          * acquire may add its own, and ours would keep it waiting for
          * ever. Ours go, and come back once the mutex is ours again. */
         now = zkl__now_ms();
+        left = g->deadline == 0      ? -1
+               : g->deadline > now ? (long)(g->deadline - now)
+                                   : 0; /* unused: timed out below */
         if (g->trylock)
             sem_fail(g, NULL, ZKL_ECONNLOSS);
         else if (g->deadline != 0 && g->deadline <= now)
             sem_fail(g, NULL, ZKL_ETIMEDOUT);
-        else if ((status = sem_renew(g, g->deadline != 0
-                                            ? (long)(g->deadline - now)
-                                            : -1)) != ZKL_OK ||
-                 (status = zkl_lock_acquire(
-                      lk, g->deadline != 0 ? (long)(g->deadline - now)
-                                           : -1)) != ZKL_OK)
+        else if ((status = sem_renew(g, left)) != ZKL_OK ||
+                 (status = zkl_lock_acquire(lk, left)) != ZKL_OK)
             sem_fail(g, NULL, status);
         break;
     case ZKL_LOCK_SUSPENDED:
