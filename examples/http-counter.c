@@ -135,6 +135,7 @@ static void update_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     case ZKL_LOCK_SUSPENDED:
     case ZKL_LOCK_RESTORED:
     case ZKL_LOCK_REVOKE_REQUESTED: /* not revocable: never comes */
+    case ZKL_LOCK_QUEUED:           /* not asked for: never comes */
         break; /* the store's token check covers a lost hold */
     }
 }

@@ -85,7 +85,16 @@ extern "C" {
                         "wait for itself (release the read side first)")   \
     XX(ECOUNT, -1022, "the semaphore's count node does not hold a count "  \
                       "(4 bytes, a big-endian int, as Curator's "          \
-                      "SharedCount writes it)")
+                      "SharedCount writes it)")                            \
+    XX(EFENCED, -1023, "the lock node is gone (the session expired or "   \
+                       "someone deleted it): the guarded writes were "     \
+                       "refused and nothing was written")                  \
+    XX(EWRITE, -1024, "ZooKeeper refused one of the guarded writes (its "  \
+                      "result says why); nothing was written")             \
+    XX(ENONODE, -1025, "the node does not exist")                          \
+    XX(EEXISTS, -1026, "the node exists already")                          \
+    XX(EVERSION, -1027, "the node's version is not the one expected")      \
+    XX(ENOTEMPTY, -1028, "the node has children")
 /* -1018 and -1019 were ZKL_ENOLOOP and ZKL_ERECURSIVE, never returned;
  * they stay unused. */
 
@@ -425,7 +434,15 @@ typedef enum zkl_lock_event {
      * its lock node (zkl_revoke(), or Curator's Revoker). Status 0. At
      * most once per hold; purely advisory: the hold goes on until
      * zkl_lock_release(). */
-    ZKL_LOCK_REVOKE_REQUESTED = 7
+    ZKL_LOCK_REVOKE_REQUESTED = 7,
+    /* Only to handles that asked for it (zkl_lock_notify_queued): the
+     * acquire's node is in the queue and has to wait; status is the
+     * number of contenders ahead of it (>= 1), for a caller that
+     * reports its place. Once per node: again only if the acquire has
+     * to queue anew (a new session). Mutex, read/write and latch
+     * handles; not leases. Always before the ACQUIRED or FAILED that
+     * ends the acquire. */
+    ZKL_LOCK_QUEUED = 8
 } zkl_lock_event_t;
 
 typedef void (*zkl_lock_cb)(zkl_lock_t *lk, zkl_lock_event_t ev,
@@ -450,7 +467,9 @@ typedef enum zkl_lock_kind {
     ZKL_KIND_WRITE = 2, /* "_c_<uuid>-__WRIT__<seq>": its write side */
     ZKL_KIND_LEASE = 3, /* "_c_<uuid>-lease-<seq>": a lease of
                            InterProcessSemaphoreV2 (zkl_lease_new) */
-    ZKL_KIND_OTHER = 4  /* any other child (listings only) */
+    ZKL_KIND_OTHER = 4, /* any other child (listings only) */
+    ZKL_KIND_LATCH = 5  /* "_c_<uuid>-latch-<seq>": a participant of
+                           Curator's LeaderLatch (zkl_latch_new) */
 } zkl_lock_kind_t;
 
 /* As zkl_lock_new(), for one side of a read/write lock (kind
@@ -566,6 +585,27 @@ ZKL_EXTERN int zkl_lock_set_data(zkl_lock_t *lk, const void *data,
  * Errors: ZKL_EINVAL, ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_lock_set_revocable(zkl_lock_t *lk, int on);
 
+/* on != 0: the handle's acquires report ZKL_LOCK_QUEUED when they have
+ * to wait (off by default: a caller that does not expect the event never
+ * sees it). Takes effect at the next acquire. Errors: ZKL_EINVAL (NULL,
+ * a lease), ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_lock_notify_queued(zkl_lock_t *lk, int on);
+
+/* on != 0: the handle is reentrant, as Curator's InterProcessMutex is
+ * within one thread: zkl_lock_acquire() while it holds counts up and
+ * answers ZKL_LOCK_ACQUIRED (from the loop, no request sent);
+ * zkl_lock_release() counts down and answers ZKL_LOCK_RELEASED with
+ * status 0, and only the release that brings the count to 0 deletes the
+ * node. A hold that ends otherwise (LOST) ends at every depth at once.
+ * The count is the handle's: it says nothing to other processes, which
+ * see one node. Errors: ZKL_EINVAL (NULL, a lease, turning it off while
+ * the count is above 1), ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_lock_set_reentrant(zkl_lock_t *lk, int on);
+
+/* How many times the handle holds its lock: 0 when it does not, above 1
+ * only for a reentrant handle. */
+ZKL_EXTERN unsigned zkl_lock_hold_count(const zkl_lock_t *lk);
+
 /* Frees the handle. A pending acquire is cancelled and a held lock is
  * released, silently: no callback runs for this handle after this call.
  * The lock node is still deleted (in the background, owned by the client).
@@ -659,8 +699,9 @@ ZKL_EXTERN int zkl_contenders(zkl_client_t *c, const char *path,
 typedef struct zkl_contender {
     const char *name;      /* child node name */
     zkl_lock_kind_t kind;  /* by its name's tag */
-    int holds;             /* 1 when it holds by its kind's rule: a mutex
-                              or write node first in the queue, a read
+    int holds;             /* 1 when it holds by its kind's rule: a mutex,
+                              write or latch node first in the queue (a
+                              latch's: the leader), a read
                               node with no write node before it; every
                               lease node (each counts against the limit,
                               though the acquire holding the semaphore's
@@ -682,6 +723,171 @@ typedef void (*zkl_contenders_ex_cb)(zkl_client_t *c, int status,
  * zkl_contenders(). */
 ZKL_EXTERN int zkl_contenders_ex(zkl_client_t *c, const char *path,
                                  zkl_contenders_ex_cb cb, void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Leader election                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Creates a participant of the leader election on path, in Curator's
+ * LeaderLatch layout: an EPHEMERAL_SEQUENTIAL node
+ * "_c_<uuid>-latch-<seq>" under path holding the participant's id
+ * (copied; NULL is "", Curator's default), and the first node in
+ * Curator's order is the leader, so Curator LeaderLatch participants
+ * and zklock's elect one leader between them. The participant is a lock
+ * handle of kind ZKL_KIND_LATCH: zkl_lock_acquire() joins the election
+ * and answers ZKL_LOCK_ACQUIRED when it becomes leader (timeout_ms as
+ * for a lock: < 0 waits for leadership as long as it takes);
+ * ZKL_LOCK_SUSPENDED, _RESTORED and _LOST tell the leader when its
+ * leadership is uncertain, confirmed and over, timed as for a lock;
+ * zkl_lock_release() (or _cancel() before leadership) leaves the
+ * election; zkl_lock_token() is a fencing token that grows with every
+ * new leader. Unlike Curator's latch, which gives up leadership on
+ * every disconnection and rejoins at the back, a zklock leader keeps
+ * its place through a disconnection its session survives.
+ * Owner: the caller, freed by zkl_lock_free().
+ * Errors: those of zkl_lock_new(). */
+ZKL_EXTERN int zkl_latch_new(zkl_lock_t **out, zkl_client_t *c,
+                             const char *path, const char *id,
+                             zkl_lock_cb cb, void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Guarded writes                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef enum zkl_op_type {
+    ZKL_OP_CREATE = 1, /* create path with data (flags) */
+    ZKL_OP_SET = 2,    /* set path's data (if its version is version) */
+    ZKL_OP_DELETE = 3, /* delete path (if its version is version) */
+    ZKL_OP_CHECK = 4   /* write nothing; refuse the batch unless path's
+                          version is version */
+} zkl_op_type_t;
+
+/* zkl_op_t.flags of a create. */
+#define ZKL_CREATE_EPHEMERAL 1  /* ends with the session */
+#define ZKL_CREATE_SEQUENTIAL 2 /* ZooKeeper appends a sequence number */
+
+/* One write of a guarded batch; the strings and data are copied. */
+typedef struct zkl_op {
+    zkl_op_type_t type;
+    const char *path;         /* absolute; the client's chroot applies */
+    const void *data;         /* CREATE, SET; NULL with len 0: empty */
+    size_t len;
+    int flags;                /* CREATE: ZKL_CREATE_* */
+    int version;              /* SET, DELETE, CHECK: expected version,
+                                 -1 for any */
+} zkl_op_t;
+
+/* What became of one op: status 0, or (in a refused batch, for the op
+ * that was refused) ZKL_ENONODE, ZKL_EEXISTS, ZKL_EVERSION,
+ * ZKL_ENOTEMPTY, ZKL_EAUTH, ZKL_EINVAL (ZooKeeper refused its
+ * arguments, e.g. a child of an ephemeral node) or ZKL_EZK; path: the
+ * node a create made (its sequence number included), else NULL. */
+typedef struct zkl_op_result {
+    int status;
+    const char *path;
+} zkl_op_result_t;
+
+/* status: 0 when every op was applied, at once and only while the lock
+ * was held; ZKL_EFENCED when the lock's node was gone when the batch
+ * reached the server (the session expired, even if this client has not
+ * said LOST yet, or someone deleted it); ZKL_EWRITE when one op was
+ * refused (its result says why); ZKL_ESESSION, ZKL_ECLOSED, ZKL_EAUTH,
+ * ZKL_ENOMEM: nothing was written. ZKL_ECONNLOSS alone leaves the
+ * outcome unknown: the connection broke after the batch was sent, and a
+ * batch is not retried (read the nodes to find out). results (n
+ * entries, in the order given) and their paths are borrowed for the
+ * callback's duration; NULL unless status is 0 or ZKL_EWRITE. */
+typedef void (*zkl_write_cb)(zkl_client_t *c, int status,
+                             const zkl_op_result_t *results, size_t n,
+                             void *arg);
+
+/* Most ops in one guarded batch. */
+#define ZKL_WRITE_OPS_MAX 1000
+
+/* Sends ops as one ZooKeeper transaction (zoo_amulti) that the server
+ * applies only if the handle's lock node still exists: a check of that
+ * node goes first in the same transaction. So a holder whose lock was
+ * lost (its session expired while it was cut off, or its node was
+ * deleted) writes nothing, whenever the batch arrives. Callback: exactly
+ * once, from the loop (also when lk is freed first). Lock paths are not
+ * fit targets: the batch must not write into the queues it guards.
+ * Errors: ZKL_EINVAL (NULL lk, ops or cb, n == 0 or above
+ * ZKL_WRITE_OPS_MAX, an unknown type or flag, data NULL with len > 0),
+ * ZKL_EBADPATH, ZKL_ENOTHELD (not held now, or releasing), ZKL_ENOMEM,
+ * ZKL_ECLOSED, ZKL_ESESSION, ZKL_EAUTH. */
+ZKL_EXTERN int zkl_lock_write(zkl_lock_t *lk, const zkl_op_t *ops,
+                              size_t n, zkl_write_cb cb, void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Multi-locks                                                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct zkl_multi zkl_multi_t;
+
+/* Events as for a lock: ACQUIRED (all held), FAILED (none held: status
+ * as for a lock, ZKL_EKIND for a member path in use by another kind),
+ * SUSPENDED / RESTORED (the hold as a whole is uncertain / confirmed),
+ * LOST (a member's hold ended: status as for a lock; the others are
+ * released in the background), RELEASED (all given back; the first
+ * member's non-zero status, else 0). */
+typedef void (*zkl_multi_cb)(zkl_multi_t *m, zkl_lock_event_t ev,
+                             int status, void *arg);
+
+/* Most locks in one multi-lock. */
+#define ZKL_MULTI_MAX 1000
+
+/* Creates a handle for a set of locks taken and given back together:
+ * paths[i] with kinds[i] (ZKL_KIND_MUTEX, _READ or _WRITE; kinds NULL:
+ * all mutexes), n >= 1. Paths named twice are folded (a read and a
+ * write of one path fold into the write). Each member is an ordinary
+ * lock on its path, so it excludes single-lock holders of that path,
+ * Curator's included.
+ *
+ * Deadlock-free whatever order callers name the paths in: members are
+ * taken in one order (paths by strcmp()) and an acquire only ever waits
+ * while holding a prefix of that order. It sends the creates of all the
+ * members it does not hold at once (a free set costs about one round
+ * trip); when one must wait, it keeps the members before it, gives back
+ * those after it, waits there, and then sends the creates of the rest
+ * at once again.
+ * Owner: the caller, freed by zkl_multi_free(); paths are copied.
+ * Errors: ZKL_EINVAL (NULL out, c, paths or cb, n == 0 or above
+ * ZKL_MULTI_MAX, an unknown kind, one path with a mutex and a read or
+ * write kind), ZKL_EBADPATH, ZKL_ENOMEM, ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_multi_new(zkl_multi_t **out, zkl_client_t *c,
+                             const char *const *paths,
+                             const zkl_lock_kind_t *kinds, size_t n,
+                             zkl_multi_cb cb, void *arg);
+/* Frees the handle: a pending acquire is cancelled and held members
+ * released, silently (their nodes are deleted in the background). Safe
+ * inside the handle's own callback. NULL is ignored. */
+ZKL_EXTERN void zkl_multi_free(zkl_multi_t *m);
+/* Acquires every member, all or nothing, with one deadline (timeout_ms
+ * as zkl_lock_acquire(); 0 tries each once and answers ZKL_ELOCKED if
+ * any is taken). Callback: exactly one ACQUIRED or FAILED.
+ * Errors: ZKL_EINVAL, ZKL_EHELD, ZKL_EBUSY (acquire or release pending),
+ * ZKL_ECLOSED, ZKL_ENOMEM, ZKL_EAUTH. */
+ZKL_EXTERN int zkl_multi_acquire(zkl_multi_t *m, long timeout_ms);
+/* Cancels a pending acquire: FAILED / ZKL_ECANCELED from the loop; the
+ * members already held are given back in the background.
+ * Errors: ZKL_EINVAL, ZKL_ENOTPENDING, ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_multi_cancel(zkl_multi_t *m);
+/* Releases every member. Callback: exactly one RELEASED.
+ * Errors: ZKL_EINVAL, ZKL_ENOTHELD, ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_multi_release(zkl_multi_t *m);
+/* 1 from ACQUIRED until zkl_multi_release() or LOST, else 0. */
+ZKL_EXTERN int zkl_multi_is_held(const zkl_multi_t *m);
+/* Members after folding (0 for NULL). */
+ZKL_EXTERN size_t zkl_multi_size(const zkl_multi_t *m);
+/* Member i (0 .. size-1) in the order they are taken, for its path,
+ * kind, token and node name (borrowed, valid until zkl_multi_free();
+ * NULL when i is out of range). */
+ZKL_EXTERN const zkl_lock_t *zkl_multi_lock(const zkl_multi_t *m,
+                                            size_t i);
+/* As zkl_lock_write(), guarded by every member's node at once.
+ * Errors: as zkl_lock_write() (ZKL_ENOTHELD: the set is not held). */
+ZKL_EXTERN int zkl_multi_write(zkl_multi_t *m, const zkl_op_t *ops,
+                               size_t n, zkl_write_cb cb, void *arg);
 
 /* ------------------------------------------------------------------ */
 /* Revocation                                                          */

@@ -140,8 +140,7 @@ static zkl__att_t *att_start(zkl_client_t *c, zkl_lock_t *lk, int kind,
         memcpy(dir + dirlen, "/leases", 7);
         dirlen += 7;
     }
-    if (zkl__evq_reserve(c, c->natts + c->nreqs + 1 + ZKL__EVQ_SLACK) !=
-            ZKL_OK ||
+    if (zkl__evq_reserve_one(c) != ZKL_OK ||
         (a = att_alloc(c, dir, dirlen, kind)) == NULL)
         return NULL;
     a->lk = lk;
@@ -557,9 +556,10 @@ static void send_create(zkl__att_t *a, int with_parents)
             }
         }
     }
-    /* A new node, so no view of the queue covers it yet. */
+    /* A new node, so no view of the queue covers it yet, and its place
+     * is still to be told. */
     zkl__queue_leave(a->c, a);
-    a->flags &= (uint16_t)~ZKL__F_AT_HEAD;
+    a->flags &= (uint16_t)~(ZKL__F_AT_HEAD | ZKL__F_TOLD_QUEUED);
     node_data(a, &data, &len);
     if (a->flags & ZKL__F_FIXED) {
         send_downgrade(a, data, len);
@@ -914,6 +914,19 @@ static int seq_safe(const struct Stat *st)
            st->cversion <= INT32_MAX - (1 << 30);
 }
 
+/* ZKL_LOCK_QUEUED, with the number of nodes ahead of ours. */
+static void tell_queued(zkl__att_t *a, const struct String_vector *sv)
+{
+    const char *me = att_name(a);
+    int i, ahead = 0;
+
+    for (i = 0; i < sv->count; i++)
+        if (zkl__name_cmp(sv->data[i], me) < 0)
+            ahead++;
+    a->flags |= ZKL__F_TOLD_QUEUED;
+    zkl__queue_event(a->c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_QUEUED, ahead);
+}
+
 static void decide(zkl__att_t *a, const struct String_vector *sv)
 {
     const char *own = NULL, *pred;
@@ -989,6 +1002,9 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
     } else if (a->flags & ZKL__F_TRYLOCK) {
         zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ELOCKED);
     } else {
+        if (a->lk != NULL && a->lk->notify_queued &&
+            !(a->flags & ZKL__F_TOLD_QUEUED))
+            tell_queued(a, sv);
         a->pred_seq = zkl__seq_of(pred);
         a->flags &= (uint16_t)~ZKL__F_LAST_BLOCKER;
         if (a->kind == ZKL_KIND_READ && !zkl__write_before(sv, pred))

@@ -42,6 +42,12 @@ int zkl__evq_reserve(zkl_client_t *c, size_t want)
     return ZKL_OK;
 }
 
+int zkl__evq_reserve_one(zkl_client_t *c)
+{
+    return zkl__evq_reserve(c, c->natts + c->nreqs + c->nmultis + 1 +
+                                   ZKL__EVQ_SLACK);
+}
+
 int zkl__queue_event(zkl_client_t *c, int kind, void *obj, int ev,
                      int status)
 {
@@ -66,6 +72,10 @@ int zkl__queue_event(zkl_client_t *c, int kind, void *obj, int ev,
             c->stats.grants++;
     } else if (kind == ZKL__EV_CONTENDERS) {
         e->u.req = obj;
+    } else if (kind == ZKL__EV_MULTI) {
+        e->u.m = obj;
+    } else if (kind == ZKL__EV_WRITE) {
+        e->u.w = obj;
     }
     return ZKL_OK;
 }
@@ -80,6 +90,20 @@ void zkl__purge_events(zkl_client_t *c, zkl_lock_t *lk)
         if (e->kind == ZKL__EV_LOCK && e->u.lk == lk) {
             e->kind = ZKL__EV_NONE;
             lk->nqueued--;
+        }
+    }
+}
+
+void zkl__purge_multi_events(zkl_client_t *c, zkl_multi_t *m)
+{
+    size_t i;
+
+    for (i = 0; i < c->evq_len && m->nqueued > 0; i++) {
+        zkl__event_t *e = &c->evq[(c->evq_head + i) % c->evq_cap];
+
+        if (e->kind == ZKL__EV_MULTI && e->u.m == m) {
+            e->kind = ZKL__EV_NONE;
+            m->nqueued--;
         }
     }
 }
@@ -114,6 +138,13 @@ static void deliver(zkl_client_t *c, const zkl__event_t *e)
     case ZKL__EV_CONTENDERS:
         c->nreqs--;
         zkl__contenders_deliver(e->u.req);
+        break;
+    case ZKL__EV_MULTI:
+        zkl__multi_deliver(e->u.m, e->ev, e->status);
+        break;
+    case ZKL__EV_WRITE:
+        c->nreqs--;
+        zkl__write_deliver(e->u.w);
         break;
     case ZKL__EV_NONE:
         break;
@@ -762,6 +793,7 @@ static void teardown(zkl_client_t *c)
     c->depth--;
     for (lk = c->locks; lk != NULL; lk = lk->next)
         lk->c = NULL;
+    zkl__multi_teardown(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
         zkl__free(a);

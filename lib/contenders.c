@@ -63,7 +63,8 @@ static int fill_kinds(zkl__contenders_req_t *r)
         e->name = r->names[i];
         e->kind = zkl__kind_of(e->name);
         front = i == 0 || strcmp(zkl__sort_key(e->name), head) == 0;
-        if (e->kind == ZKL_KIND_MUTEX || e->kind == ZKL_KIND_WRITE)
+        if (e->kind == ZKL_KIND_MUTEX || e->kind == ZKL_KIND_WRITE ||
+            e->kind == ZKL_KIND_LATCH)
             e->holds = front;
         else if (e->kind == ZKL_KIND_READ)
             e->holds = front || !seen_write;
@@ -284,8 +285,7 @@ static int req_new(zkl__contenders_req_t **out, zkl_client_t *c,
     len = strlen(path);
     /* Its callback's room in the queue is set aside now (see
      * zkl__att_new). */
-    if (zkl__evq_reserve(c, c->natts + c->nreqs + 1 + ZKL__EVQ_SLACK) !=
-            ZKL_OK ||
+    if (zkl__evq_reserve_one(c) != ZKL_OK ||
         (r = zkl__calloc(1, sizeof *r + len + 1)) == NULL)
         return ZKL_ENOMEM;
     r->c = c;

@@ -73,7 +73,8 @@ int zkl__path_check(const char *path, int allow_root);
 void zkl__uuid(char out[ZKL__UUID_LEN + 1]);
 /* Curator's sort key: the text after the last "lock-" (its mutex), else
  * after the last "__READ__" then "__WRIT__" (its read/write lock), else
- * after the last "lease-", else the whole name. One key for every kind,
+ * after the last "lease-", then "latch-" (its LeaderLatch), else the
+ * whole name. One key for every kind,
  * so a listing sorts the same whichever kind reads it; the kinds' names
  * never contain each other's tags, and a path used by two kinds is
  * refused (ZKL_EKIND) rather than ordered. */
@@ -186,6 +187,7 @@ enum zkl__next {
                                   sequence counter far from wrapping: no
                                   node created for a long while can sort
                                   before ours (see seq_safe) */
+#define ZKL__F_TOLD_QUEUED 0x4000 /* ZKL_LOCK_QUEUED queued for this node */
 
 /* One attempt: one lock node's life, from create to gone. Owned by the
  * client (on c->atts) from acquire until its node is known gone and no
@@ -329,6 +331,38 @@ void zkl__sem_on_watch(zkl_client_t *c, const char *path);
 void zkl__sem_on_session_gone(zkl_client_t *c);
 void zkl__sem_teardown(zkl_client_t *c);
 
+/* ---- multilock.c ---- */
+/* One zkl_multi_new(): owned by the user; its member handles by it. */
+struct zkl__member;
+struct zkl_multi {
+    zkl_client_t *c;          /* NULL once the client is gone */
+    zkl_multi_t *prev, *next; /* c->multis */
+    zkl_multi_cb cb;
+    void *arg;
+    uint64_t deadline;        /* monotonic ms, 0 = none */
+    unsigned nqueued;         /* events in c->evq naming it */
+    int status;               /* a release's answer */
+    uint8_t goal, trylock, suspended;
+    size_t n;
+    struct zkl__member {
+        zkl_multi_t *m;
+        zkl_lock_t *lk;       /* owned */
+        unsigned stale;       /* cancelled acquires not yet answered */
+        uint8_t st, suspended;
+    } m[];
+};
+void zkl__multi_deliver(zkl_multi_t *m, int ev, int status);
+void zkl__multi_teardown(zkl_client_t *c);
+
+/* ---- guarded.c ---- */
+/* Sends ops as one transaction guarded by the nodes of locks (all held).
+ * As zkl_lock_write(). */
+int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
+               size_t nlocks, const zkl_op_t *ops, size_t n,
+               zkl_write_cb cb, void *arg);
+typedef struct zkl__write_req zkl__write_req_t;
+void zkl__write_deliver(zkl__write_req_t *w);
+
 /* ---- lock.c: the public handle ---- */
 int zkl__lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
                   int kind, zkl_lock_cb cb, void *arg);
@@ -343,8 +377,11 @@ struct zkl_lock {
     char *data;               /* lock node data (owned), NULL: default */
     int datalen;              /* -1: the client's default */
     unsigned nqueued;         /* events in c->evq naming this handle */
+    unsigned reentered;       /* reentrant acquires on top of the hold */
     uint8_t kind;             /* zkl_lock_kind_t */
     uint8_t revocable;
+    uint8_t reentrant;
+    uint8_t notify_queued;    /* report ZKL_LOCK_QUEUED */
     char path[];
 };
 
@@ -390,13 +427,17 @@ enum zkl__ev_kind {
     ZKL__EV_NONE,       /* purged: its handle was freed */
     ZKL__EV_LOCK,       /* lk's callback: ev, status */
     ZKL__EV_CONN,       /* the connection callback: ev */
-    ZKL__EV_CONTENDERS  /* req's callback */
+    ZKL__EV_CONTENDERS, /* req's callback */
+    ZKL__EV_MULTI,      /* m's callback: ev, status */
+    ZKL__EV_WRITE       /* w's callback */
 };
 typedef struct zkl__event {
     int kind, ev, status;
     union {
         zkl_lock_t *lk;
         zkl__contenders_req_t *req;
+        zkl_multi_t *m;
+        zkl__write_req_t *w;
     } u;
 } zkl__event_t;
 
@@ -450,10 +491,13 @@ struct zkl_client {
     size_t nstalled;
     zkl__att_t *ready, **ready_tail;
     zkl_lock_t *locks;        /* every live handle */
+    zkl_multi_t *multis;      /* every live multi-lock */
+    size_t nmultis;
     zkl__sem_t *sems;         /* semaphore acquires under way */
     zkl__listing_t *listings; /* joined in this pass, sent at its end */
     int sem_work;             /* a count node read is due */
-    size_t nreqs;             /* contenders requests not yet delivered */
+    size_t nreqs;             /* contenders requests and guarded writes
+                                 not yet delivered */
 
     zkl__att_t **wtab;        /* waiter table: path hash -> attempts */
     size_t wtab_size, wtab_count;
@@ -500,7 +544,10 @@ int zkl__queue_event(zkl_client_t *c, int kind, void *obj, int ev,
  * attempt between two deliveries. */
 int zkl__evq_reserve(zkl_client_t *c, size_t want);
 #define ZKL__EVQ_SLACK 16
+/* Room for one more operation's answer, on top of every pending one's. */
+int zkl__evq_reserve_one(zkl_client_t *c);
 void zkl__purge_events(zkl_client_t *c, zkl_lock_t *lk);
+void zkl__purge_multi_events(zkl_client_t *c, zkl_multi_t *m);
 void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
                   void *ctx);
 

@@ -54,6 +54,21 @@ int zkl__lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
     return ZKL_OK;
 }
 
+int zkl_latch_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
+                  const char *id, zkl_lock_cb cb, void *arg)
+{
+    int rc = zkl__lock_new(out, c, path, ZKL_KIND_LATCH, cb, arg);
+
+    /* The participant id is what Curator's latch reads from a node. */
+    if (rc == ZKL_OK &&
+        (rc = zkl_lock_set_data(*out, id != NULL ? id : "",
+                                id != NULL ? strlen(id) : 0)) != ZKL_OK) {
+        zkl_lock_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 int zkl_rwlock_new(zkl_lock_t **read_out, zkl_lock_t **write_out,
                    zkl_client_t *c, const char *path, zkl_lock_cb cb,
                    void *arg)
@@ -117,6 +132,50 @@ int zkl_lock_set_revocable(zkl_lock_t *lk, int on)
     return ZKL_OK;
 }
 
+int zkl_lock_notify_queued(zkl_lock_t *lk, int on)
+{
+    if (lk == NULL || lk->kind == ZKL_KIND_LEASE)
+        return ZKL_EINVAL;
+    if (lk->c == NULL)
+        return ZKL_ECLOSED;
+    lk->notify_queued = on != 0;
+    return ZKL_OK;
+}
+
+int zkl_lock_set_reentrant(zkl_lock_t *lk, int on)
+{
+    if (lk == NULL || lk->kind == ZKL_KIND_LEASE ||
+        (!on && lk->reentered > 0 && zkl_lock_is_held(lk)))
+        return ZKL_EINVAL;
+    if (lk->c == NULL)
+        return ZKL_ECLOSED;
+    lk->reentrant = on != 0;
+    return ZKL_OK;
+}
+
+unsigned zkl_lock_hold_count(const zkl_lock_t *lk)
+{
+    return zkl_lock_is_held(lk) ? 1 + lk->reentered : 0;
+}
+
+/* A reentrant acquire or release answers from the loop like any other:
+ * room for its event is made now, so it cannot be lost later. */
+static int reenter(zkl_lock_t *lk, int ev)
+{
+    zkl_client_t *c = lk->c;
+
+    if (zkl__evq_reserve(c, c->evq_len + c->natts + c->nreqs +
+                                c->nmultis + 1 + ZKL__EVQ_SLACK) != ZKL_OK)
+        return ZKL_ENOMEM;
+    if (ev == ZKL_LOCK_ACQUIRED)
+        lk->reentered++;
+    else
+        lk->reentered--;
+    zkl__queue_event(c, ZKL__EV_LOCK, lk, ev, ZKL_OK);
+    zkl__kick(c);
+    return ZKL_OK;
+}
+
 /* 1 while lk's attempt is its zkl_lock_release() (goal DELETE). */
 static int releasing(const zkl_lock_t *lk)
 {
@@ -164,8 +223,12 @@ int zkl_lock_acquire(zkl_lock_t *lk, long timeout_ms)
 
     if (rc != ZKL_OK)
         return rc;
+    if (lk->att != NULL && lk->att->goal == ZKL__GOAL_HOLD &&
+        lk->reentrant)
+        return reenter(lk, ZKL_LOCK_ACQUIRED);
     if (lk->att != NULL)
         return lk->att->goal == ZKL__GOAL_HOLD ? ZKL_EHELD : ZKL_EBUSY;
+    lk->reentered = 0;
     if (lk->sem != NULL)
         return zkl_lease_acquire_all(&lk, 1, timeout_ms);
     /* A write behind its own pair's read would wait for itself. */
@@ -205,6 +268,8 @@ int zkl_lock_release(zkl_lock_t *lk)
         return rc;
     if (lk->att == NULL || lk->att->goal != ZKL__GOAL_HOLD)
         return ZKL_ENOTHELD;
+    if (lk->reentered > 0)
+        return reenter(lk, ZKL_LOCK_RELEASED);
     zkl__att_release(lk->att);
     zkl__kick(lk->c);
     return ZKL_OK;

@@ -159,7 +159,10 @@ const char *zkl__sort_key(const char *name)
         return k;
     k = after_last(k, "__READ__", 8);
     k = after_last(k, "__WRIT__", 8);
-    return k != name ? k : after_last(name, "lease-", 6);
+    if (k != name)
+        return k;
+    k = after_last(name, "lease-", 6);
+    return k != name ? k : after_last(name, "latch-", 6);
 }
 
 uint32_t zkl__seq_of(const char *name)

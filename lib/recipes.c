@@ -18,6 +18,8 @@ zkl_lock_kind_t zkl__kind_of(const char *name)
         return ZKL_KIND_READ;
     if (strstr(name, "lease-") != NULL)
         return ZKL_KIND_LEASE;
+    if (strstr(name, "latch-") != NULL)
+        return ZKL_KIND_LATCH;
     return ZKL_KIND_OTHER;
 }
 
@@ -79,7 +81,8 @@ static int mutex_foreign(const char *name)
     zkl_lock_kind_t k = zkl__kind_of(name);
 
     return k == ZKL_KIND_READ || k == ZKL_KIND_WRITE ||
-           k == ZKL_KIND_LEASE || semaphore_child(name);
+           k == ZKL_KIND_LEASE || k == ZKL_KIND_LATCH ||
+           semaphore_child(name);
 }
 
 static int rw_foreign(const char *name)
@@ -87,7 +90,14 @@ static int rw_foreign(const char *name)
     zkl_lock_kind_t k = zkl__kind_of(name);
 
     return k == ZKL_KIND_MUTEX || k == ZKL_KIND_LEASE ||
-           semaphore_child(name);
+           k == ZKL_KIND_LATCH || semaphore_child(name);
+}
+
+/* Curator's LeaderLatch sorts every child by the text after "latch-":
+ * only latch nodes order the same way for both. */
+static int latch_foreign(const char *name)
+{
+    return zkl__kind_of(name) != ZKL_KIND_LATCH;
 }
 
 /* Curator counts every child of the leases node as a lease, whatever its
@@ -98,14 +108,20 @@ static int lease_foreign(const char *name)
     return 0;
 }
 
+/* A latch is a mutex by another tag: the first node leads, the others
+ * wait each on the node before it, as Curator's LeaderLatch does. */
 static const zkl__recipe_t recipes[] = {
-    {"mutex", "-lock-", 6, pred_blocker, 1, mutex_foreign},
-    {"read", "-__READ__", 9, read_blocker, 0, rw_foreign},
-    {"write", "-__WRIT__", 9, pred_blocker, 0, rw_foreign},
-    {"lease", "-lease-", 7, NULL, 0, lease_foreign},
+    [ZKL_KIND_MUTEX] = {"mutex", "-lock-", 6, pred_blocker, 1, mutex_foreign},
+    [ZKL_KIND_READ] = {"read", "-__READ__", 9, read_blocker, 0, rw_foreign},
+    [ZKL_KIND_WRITE] = {"write", "-__WRIT__", 9, pred_blocker, 0, rw_foreign},
+    [ZKL_KIND_LEASE] = {"lease", "-lease-", 7, NULL, 0, lease_foreign},
+    [ZKL_KIND_LATCH] = {"latch", "-latch-", 7, pred_blocker, 1, latch_foreign},
 };
 
 const zkl__recipe_t *zkl__recipe(int kind)
 {
-    return &recipes[kind >= 0 && kind <= ZKL_KIND_LEASE ? kind : 0];
+    return &recipes[kind >= 0 && kind <= ZKL_KIND_LATCH &&
+                            kind != ZKL_KIND_OTHER
+                        ? kind
+                        : ZKL_KIND_MUTEX];
 }

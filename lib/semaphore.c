@@ -336,6 +336,7 @@ static void sem_mutex_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     case ZKL_LOCK_RESTORED:
     case ZKL_LOCK_RELEASED:
     case ZKL_LOCK_REVOKE_REQUESTED:
+    case ZKL_LOCK_QUEUED:
         break;
     }
 }

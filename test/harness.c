@@ -313,6 +313,11 @@ void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg)
         t->revoked++;
         ASSERT(zkl_lock_is_held(lk));
         break;
+    case ZKL_LOCK_QUEUED:
+        t->queued++;
+        t->ahead = status;
+        ASSERT(status >= 1);
+        break;
     }
 }
 
@@ -438,13 +443,18 @@ static void obs_children_done(int rc, const struct String_vector *sv,
     o->done = 1;
 }
 
+/* Curator's mutex key (after the last "lock-"), else its latch's. */
 static const char *curator_key(const char *n)
 {
     const char *p = n, *last = NULL;
 
     while ((p = strstr(p, "lock-")) != NULL)
         last = p++;
-    return last ? last + 5 : n;
+    if (last != NULL)
+        return last + 5;
+    for (p = n; (p = strstr(p, "latch-")) != NULL;)
+        last = p++;
+    return last ? last + 6 : n;
 }
 
 static int curator_cmp(const void *a, const void *b)

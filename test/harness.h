@@ -116,6 +116,7 @@ typedef struct t_lock {
     int ev[32], st[32];
     int n;
     int acquired, failed, released, lost, suspended, restored, revoked;
+    int queued, ahead;    /* ZKL_LOCK_QUEUED: how many, the last status */
     int last_status;
     uint64_t at_ms;       /* when the last event arrived */
     int order;            /* global grant order (t_grant_seq) */

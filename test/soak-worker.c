@@ -150,6 +150,7 @@ static void on_lock(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         arm_tick(h, (long)rnd(20));
         break;
     case ZKL_LOCK_REVOKE_REQUESTED:
+    case ZKL_LOCK_QUEUED:
         break;
     }
 }

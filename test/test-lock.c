@@ -884,3 +884,145 @@ TEST(long_queue_across_sessions_lists_once_per_wakeup)
     ASSERT(listings > 0);
     ASSERT(listings <= acquired);
 }
+
+/* ZKL_LOCK_QUEUED: only when asked for, once per node, with the number
+ * of contenders ahead, before the ACQUIRED; never for a free lock. */
+TEST(queued_event_reports_place)
+{
+    t_conn_t conn;
+    zkl_client_t *c = t_client(t_hosts(), 4000, &conn);
+    const char *p = t_path(NULL);
+    static t_lock_t h, w1, w2, quiet;
+
+    t_lock_init(&h, c, p);
+    t_lock_init(&w1, c, p);
+    t_lock_init(&w2, c, p);
+    t_lock_init(&quiet, c, p);
+    ASSERT_RC(zkl_lock_notify_queued(NULL, 1), ZKL_EINVAL);
+    ASSERT_RC(zkl_lock_notify_queued(h.lk, 1), ZKL_OK);
+    ASSERT_RC(zkl_lock_notify_queued(w1.lk, 1), ZKL_OK);
+    ASSERT_RC(zkl_lock_notify_queued(w2.lk, 1), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&h.acquired, 5000));
+    ASSERT_EQ(h.queued, 0); /* free: granted, never queued */
+    ASSERT_RC(zkl_lock_acquire(w1.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&w1.queued, 5000));
+    ASSERT_EQ(w1.ahead, 1);
+    ASSERT_RC(zkl_lock_acquire(w2.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&w2.queued, 5000));
+    ASSERT_EQ(w2.ahead, 2);
+    ASSERT_RC(zkl_lock_acquire(quiet.lk, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(p, 4, 5000), 4);
+    t_run_for(200);
+    ASSERT_EQ(quiet.n, 0); /* did not ask: no event */
+    ASSERT_RC(zkl_lock_release(h.lk), ZKL_OK);
+    ASSERT(t_run_until(&w1.acquired, 5000));
+    ASSERT_EQ(w1.ev[0], ZKL_LOCK_QUEUED);
+    ASSERT_EQ(w1.ev[1], ZKL_LOCK_ACQUIRED);
+    ASSERT_EQ(w1.queued, 1); /* once, not again when woken */
+    ASSERT_RC(zkl_lock_release(w1.lk), ZKL_OK);
+    ASSERT(t_run_until(&w2.acquired, 5000));
+    ASSERT_EQ(w2.queued, 1);
+    ASSERT_RC(zkl_lock_release(w2.lk), ZKL_OK);
+    ASSERT(t_run_until(&quiet.acquired, 5000));
+    ASSERT_RC(zkl_lock_release(quiet.lk), ZKL_OK);
+    ASSERT(t_run_until(&quiet.released, 5000));
+    ASSERT_EQ(quiet.n, 2);
+    /* A try-lock on a held lock is answered ELOCKED, never QUEUED. */
+    ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&h.acquired, 5000));
+    w1.n = 0;
+    ASSERT_RC(zkl_lock_acquire(w1.lk, 0), ZKL_OK);
+    ASSERT(t_run_until(&w1.failed, 5000));
+    ASSERT_RC(w1.last_status, ZKL_ELOCKED);
+    ASSERT_EQ(w1.queued, 1);
+    ASSERT_RC(zkl_lock_release(h.lk), ZKL_OK);
+    ASSERT(WAIT_FOR(h.released == 2, 5000));
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_lock_free(h.lk);
+    zkl_lock_free(w1.lk);
+    zkl_lock_free(w2.lk);
+    zkl_lock_free(quiet.lk);
+    zkl_client_free(c);
+}
+
+/* A reentrant handle counts acquires on top of its hold; one node,
+ * deleted only by the last release; every call answered from the loop. */
+TEST(reentrant_counts_holds)
+{
+    t_conn_t conn;
+    zkl_client_t *c = t_client(t_hosts(), 4000, &conn);
+    const char *p = t_path(NULL);
+    static t_lock_t a, other;
+    zkl_stats_t s0, s1;
+
+    t_lock_init(&a, c, p);
+    t_lock_init(&other, c, p);
+    ASSERT_RC(zkl_lock_set_reentrant(NULL, 1), ZKL_EINVAL);
+    ASSERT_EQ(zkl_lock_hold_count(a.lk), 0);
+    ASSERT_EQ(zkl_lock_hold_count(NULL), 0);
+    /* Not reentrant: a second acquire is refused. */
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_EHELD);
+    ASSERT_RC(zkl_lock_set_reentrant(a.lk, 1), ZKL_OK);
+    t_run_for(100); /* the own-node watch, armed after the callback */
+    ASSERT_RC(zkl_client_stats(c, &s0, sizeof s0), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(a.lk, 100), ZKL_OK);
+    ASSERT_EQ(a.acquired, 1); /* never inside the call */
+    ASSERT_EQ(zkl_lock_hold_count(a.lk), 3);
+    ASSERT(WAIT_FOR(a.acquired == 3, 5000));
+    ASSERT_RC(zkl_lock_set_reentrant(a.lk, 0), ZKL_EINVAL);
+    ASSERT_EQ(t_zk_count(p), 1);
+    /* Another handle of the same client is another contender. */
+    ASSERT_RC(zkl_lock_acquire(other.lk, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(WAIT_FOR(a.released == 2, 5000));
+    ASSERT_RC(zkl_client_stats(c, &s1, sizeof s1), ZKL_OK);
+    /* Only the other handle sent: create, listing, watch on ours. */
+    ASSERT_EQ(s1.requests - s0.requests, 3);
+    ASSERT(zkl_lock_is_held(a.lk));
+    ASSERT_EQ(zkl_lock_hold_count(a.lk), 1);
+    t_run_for(200);
+    ASSERT_EQ(other.acquired, 0);
+    ASSERT_EQ(t_zk_count(p), 2);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK); /* the last: deletes */
+    ASSERT(t_run_until(&other.acquired, 5000));
+    ASSERT(WAIT_FOR(a.released == 3, 5000));
+    ASSERT_RC(a.last_status, ZKL_OK);
+    ASSERT_EQ(zkl_lock_hold_count(a.lk), 0);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_ENOTHELD);
+    /* A reentrant hold that is lost ends at every depth at once. */
+    ASSERT_RC(zkl_lock_release(other.lk), ZKL_OK);
+    ASSERT(t_run_until(&other.released, 5000));
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(a.acquired == 4, 5000));
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(a.acquired == 5, 5000));
+    t_run_for(100); /* the own-node watch */
+    {
+        char name[ZKL_NODE_NAME_SIZE], full[1200];
+
+        ASSERT_RC(zkl_lock_node_name(a.lk, name, sizeof name), ZKL_OK);
+        snprintf(full, sizeof full, "%s/%s", p, name);
+        ASSERT_EQ(t_zk_delete(full), 0);
+    }
+    ASSERT(t_run_until(&a.lost, 5000));
+    ASSERT_RC(a.last_status, ZKL_ENODEGONE);
+    ASSERT_EQ(zkl_lock_hold_count(a.lk), 0);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_ENOTHELD);
+    /* A fresh hold starts at one. */
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(a.acquired == 6, 5000));
+    ASSERT_EQ(zkl_lock_hold_count(a.lk), 1);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(WAIT_FOR(a.released == 4, 5000));
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    ASSERT_EQ(zkl_client_pending(c), 0);
+    zkl_lock_free(a.lk);
+    zkl_lock_free(other.lk);
+    zkl_client_free(c);
+}

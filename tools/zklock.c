@@ -238,6 +238,8 @@ static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         if (r->child > 0 && !r->child_done)
             kill(r->child, SIGTERM); /* released when it exits */
         break;
+    case ZKL_LOCK_QUEUED: /* not asked for */
+        break;
     case ZKL_LOCK_RELEASED:
         if (status != ZKL_OK && status != ZKL_ESESSION)
             fprintf(stderr, "%s: release of %s: %s\n", prog, r->path,
@@ -599,6 +601,8 @@ static const char *kind_name(zkl_lock_kind_t k)
         return "write";
     case ZKL_KIND_LEASE:
         return "lease";
+    case ZKL_KIND_LATCH:
+        return "latch";
     case ZKL_KIND_OTHER:
         break;
     }

@@ -1,0 +1,244 @@
+/* Guarded writes: the caller's writes and a check of each guarding lock
+ * node in one ZooKeeper transaction, so the server applies them only
+ * while those nodes exist. A node exists only while the session that
+ * made it lives and nobody deleted it; while it exists, whoever held by
+ * it still holds (nothing can come before a node that is first, readers
+ * included). So this is the one way a holder can write that stays
+ * correct when its session expired before it could know.
+ *
+ * Owns each zkl__write_req_t from the call until its callback has run:
+ * the ZooKeeper client writes the results (and the created paths) into
+ * it when the reply comes, and the callback queue hands it to the user. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct zkl__write_req {
+    zkl_client_t *c;
+    zkl_write_cb cb;
+    void *arg;
+    uint64_t sent_at;
+    int status;
+    size_t nguards, n;        /* the checks come first, then the ops */
+    zoo_op_result_t *res;     /* nguards + n, written by the client */
+    zkl_op_result_t *out;     /* n, what the callback sees */
+    struct Stat *stats;       /* n: a set op's result lands here */
+    char *made;               /* n buffers of made_len: created paths */
+    size_t made_len;
+};
+
+static void write_free(zkl__write_req_t *w)
+{
+    zkl__free(w->res);
+    zkl__free(w->out);
+    zkl__free(w->stats);
+    zkl__free(w->made);
+    zkl__free(w);
+}
+
+/* A ZooKeeper code of a refused op, as a zklock code. */
+static int op_status(int rc)
+{
+    switch (rc) {
+    case ZOK:
+        return ZKL_OK;
+    case ZNONODE:
+        return ZKL_ENONODE;
+    case ZNODEEXISTS:
+        return ZKL_EEXISTS;
+    case ZBADVERSION:
+        return ZKL_EVERSION;
+    case ZNOTEMPTY:
+        return ZKL_ENOTEMPTY;
+    case ZNOAUTH:
+    case ZINVALIDACL:
+        return ZKL_EAUTH;
+    case ZBADARGUMENTS:
+    case ZNOCHILDRENFOREPHEMERALS:
+        return ZKL_EINVAL;
+    default:
+        return ZKL_EZK;
+    }
+}
+
+/* The answer of the whole batch. In a refused one, the op that was
+ * refused carries its code; those before it (rolled back) carry ZOK and
+ * those after it ZRUNTIMEINCONSISTENCY, which says nothing about them. */
+static void write_done(int rc, const void *data)
+{
+    zkl__write_req_t *w = (zkl__write_req_t *)(uintptr_t)data;
+    zkl_client_t *c = w->c;
+    size_t i;
+
+    zkl__on_result(c, rc, w->sent_at);
+    if (rc == ZOK) {
+        for (i = 0; i < w->n; i++) {
+            w->out[i].status = ZKL_OK;
+            w->out[i].path = w->res[w->nguards + i].value != NULL
+                                 ? w->made + i * w->made_len
+                                 : NULL;
+        }
+        w->status = ZKL_OK;
+    } else if (c->closing) {
+        w->status = ZKL_ECLOSED;
+    } else if (zkl__rc_class(rc) == ZKL__RC_CONNLOSS ||
+               zkl__rc_class(rc) == ZKL__RC_GONE) {
+        /* ZRUNTIMEINCONSISTENCY as the batch's own code is the silent
+         * reset's (see error.c): the outcome is unknown there too. */
+        w->status = zkl__from_zk(rc);
+    } else {
+        size_t bad = w->nguards + w->n;
+
+        for (i = 0; i < w->nguards + w->n && bad == w->nguards + w->n; i++)
+            if (w->res[i].err != ZOK &&
+                w->res[i].err != ZRUNTIMEINCONSISTENCY)
+                bad = i;
+        if (bad < w->nguards) {
+            w->status = ZKL_EFENCED; /* a lock node is gone */
+        } else if (bad < w->nguards + w->n) {
+            w->status = ZKL_EWRITE;
+            w->out[bad - w->nguards].status = op_status(w->res[bad].err);
+        } else {
+            w->status = zkl__from_zk(rc);
+        }
+    }
+    if (zkl__queue_event(c, ZKL__EV_WRITE, w, 0, w->status) != ZKL_OK) {
+        c->nreqs--; /* past the room set aside: logged, dropped */
+        write_free(w);
+    }
+}
+
+void zkl__write_deliver(zkl__write_req_t *w)
+{
+    int with = w->status == ZKL_OK || w->status == ZKL_EWRITE;
+
+    w->cb(w->c, w->status, with ? w->out : NULL, w->n, w->arg);
+    write_free(w);
+}
+
+static int check_ops(const zkl_op_t *ops, size_t n)
+{
+    size_t i;
+    int rc;
+
+    for (i = 0; i < n; i++) {
+        const zkl_op_t *o = &ops[i];
+
+        if (o->path == NULL || (o->data == NULL && o->len > 0) ||
+            o->len > 1000000 ||
+            (o->type == ZKL_OP_CREATE &&
+             (o->flags & ~(ZKL_CREATE_EPHEMERAL | ZKL_CREATE_SEQUENTIAL))))
+            return ZKL_EINVAL;
+        if (o->type < ZKL_OP_CREATE || o->type > ZKL_OP_CHECK)
+            return ZKL_EINVAL;
+        if ((rc = zkl__path_check(o->path, o->type != ZKL_OP_CREATE)) !=
+            ZKL_OK)
+            return rc;
+    }
+    return ZKL_OK;
+}
+
+int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
+               size_t nlocks, const zkl_op_t *ops, size_t n,
+               zkl_write_cb cb, void *arg)
+{
+    zkl__write_req_t *w;
+    zoo_op_t *zops;
+    size_t i, longest = 0;
+    int rc;
+
+    if (ops == NULL || cb == NULL || n == 0 || n > ZKL_WRITE_OPS_MAX)
+        return ZKL_EINVAL;
+    if ((rc = check_ops(ops, n)) != ZKL_OK)
+        return rc;
+    if (c->zh == NULL || c->expired)
+        return ZKL_ESESSION;
+    for (i = 0; i < nlocks; i++) {
+        const zkl__att_t *a = locks[i]->att;
+
+        if (a == NULL || a->goal != ZKL__GOAL_HOLD ||
+            a->node != ZKL__NODE_KNOWN)
+            return ZKL_ENOTHELD;
+    }
+    for (i = 0; i < n; i++)
+        if (strlen(ops[i].path) > longest)
+            longest = strlen(ops[i].path);
+    if (zkl__evq_reserve_one(c) != ZKL_OK ||
+        (w = zkl__calloc(1, sizeof *w)) == NULL)
+        return ZKL_ENOMEM;
+    w->c = c;
+    w->cb = cb;
+    w->arg = arg;
+    w->nguards = nlocks;
+    w->n = n;
+    w->made_len = longest + ZKL__SEQ_MAX_LEN + 1;
+    w->res = zkl__calloc(nlocks + n, sizeof *w->res);
+    w->out = zkl__calloc(n, sizeof *w->out);
+    w->stats = zkl__calloc(n, sizeof *w->stats);
+    w->made = zkl__calloc(n, w->made_len);
+    zops = zkl__calloc(nlocks + n, sizeof *zops);
+    if (w->res == NULL || w->out == NULL || w->stats == NULL ||
+        w->made == NULL || zops == NULL) {
+        zkl__free(zops);
+        write_free(w);
+        return ZKL_ENOMEM;
+    }
+    /* Version -1: the check passes while the node exists, whatever its
+     * data (a revocation request changes it). */
+    for (i = 0; i < nlocks; i++)
+        zoo_check_op_init(&zops[i], locks[i]->att->path, -1);
+    for (i = 0; i < n; i++) {
+        const zkl_op_t *o = &ops[i];
+        zoo_op_t *z = &zops[nlocks + i];
+        int len = o->data != NULL ? (int)o->len : -1;
+
+        switch (o->type) {
+        case ZKL_OP_CREATE:
+            zoo_create_op_init(
+                z, o->path, o->data, len, &c->acl,
+                ((o->flags & ZKL_CREATE_EPHEMERAL) ? ZOO_EPHEMERAL : 0) |
+                    ((o->flags & ZKL_CREATE_SEQUENTIAL) ? ZOO_SEQUENCE : 0),
+                w->made + i * w->made_len, (int)w->made_len);
+            break;
+        case ZKL_OP_SET:
+            zoo_set_op_init(z, o->path, o->data, len, o->version,
+                            &w->stats[i]);
+            break;
+        case ZKL_OP_DELETE:
+            zoo_delete_op_init(z, o->path, o->version);
+            break;
+        case ZKL_OP_CHECK:
+            zoo_check_op_init(z, o->path, o->version);
+            break;
+        }
+    }
+    /* The client serializes the ops (paths and data) at once; only the
+     * results and created paths are written later, into w. */
+    w->sent_at = zkl__now_ms();
+    rc = zoo_amulti(c->zh, (int)(nlocks + n), zops, w->res, write_done, w);
+    zkl__free(zops);
+    if (rc != ZOK) {
+        write_free(w);
+        return rc == ZMARSHALLINGERROR ? ZKL_ENOMEM : zkl__from_zk(rc);
+    }
+    c->nreqs++;
+    c->stats.requests++;
+    zkl__kick(c);
+    return ZKL_OK;
+}
+
+int zkl_lock_write(zkl_lock_t *lk, const zkl_op_t *ops, size_t n,
+                   zkl_write_cb cb, void *arg)
+{
+    zkl_client_t *c;
+
+    if (lk == NULL)
+        return ZKL_EINVAL;
+    if ((c = lk->c) == NULL || c->freeing || c->closing)
+        return ZKL_ECLOSED;
+    if (c->dead)
+        return c->dead;
+    return zkl__write(c, (const zkl_lock_t *const *)&lk, 1, ops, n, cb,
+                      arg);
+}

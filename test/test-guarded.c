@@ -1,0 +1,264 @@
+/* Guarded writes: applied only while the lock's node exists, in one
+ * transaction; refused, with nothing written, once it is gone, even
+ * before the holder has been told. */
+#include "faultproxy.h"
+#include "harness.h"
+
+typedef struct t_write {
+    int done, status;
+    size_t n;
+    int op_status[8];
+    char made[8][256];
+} t_write_t;
+
+static void t_write_cb(zkl_client_t *c, int status,
+                       const zkl_op_result_t *res, size_t n, void *arg)
+{
+    t_write_t *w = arg;
+    size_t i;
+
+    (void)c;
+    ASSERT(!w->done);
+    w->done = 1;
+    w->status = status;
+    w->n = n;
+    ASSERT((res != NULL) == (status == ZKL_OK || status == ZKL_EWRITE));
+    for (i = 0; res != NULL && i < n && i < 8; i++) {
+        w->op_status[i] = res[i].status;
+        snprintf(w->made[i], sizeof w->made[i], "%s",
+                 res[i].path != NULL ? res[i].path : "");
+    }
+}
+
+static zkl_op_t op(zkl_op_type_t type, const char *path, const char *data,
+                   int flags, int version)
+{
+    zkl_op_t o;
+
+    memset(&o, 0, sizeof o);
+    o.type = type;
+    o.path = path;
+    o.data = data;
+    o.len = data != NULL ? strlen(data) : 0;
+    o.flags = flags;
+    o.version = version;
+    return o;
+}
+
+/* A path for the guarded data, beside (not under) the lock path. */
+static const char *data_path(const char *sfx)
+{
+    static char buf[4][512];
+    static int k;
+    char *b = buf[k++ % 4];
+
+    snprintf(b, 512, "%s", t_path(sfx));
+    return b;
+}
+
+TEST(guarded_write_while_held)
+{
+    t_conn_t conn;
+    zkl_client_t *c = t_client(t_hosts(), 4000, &conn);
+    const char *p = t_path(NULL);
+    const char *d = data_path("data");
+    char seqdir[600], buf[64];
+    static t_lock_t a;
+    static t_write_t w1, w2, w3, w4;
+    zkl_op_t ops[3];
+
+    snprintf(seqdir, sizeof seqdir, "%s/item-", d);
+    t_lock_init(&a, c, p);
+    ops[0] = op(ZKL_OP_CREATE, d, "v1", 0, 0);
+    /* Not held: refused at the call. */
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 1, t_write_cb, &w1), ZKL_ENOTHELD);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 1, t_write_cb, &w1), ZKL_ENOTHELD);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    /* Bad arguments. */
+    ASSERT_RC(zkl_lock_write(NULL, ops, 1, t_write_cb, &w1), ZKL_EINVAL);
+    ASSERT_RC(zkl_lock_write(a.lk, NULL, 1, t_write_cb, &w1), ZKL_EINVAL);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 0, t_write_cb, &w1), ZKL_EINVAL);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, ZKL_WRITE_OPS_MAX + 1, t_write_cb,
+                             &w1),
+              ZKL_EINVAL);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 1, NULL, &w1), ZKL_EINVAL);
+    ops[1] = op(ZKL_OP_SET, "relative", "x", 0, -1);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 2, t_write_cb, &w1), ZKL_EBADPATH);
+    ops[1] = op((zkl_op_type_t)9, d, "x", 0, -1);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 2, t_write_cb, &w1), ZKL_EINVAL);
+    ops[1] = op(ZKL_OP_CREATE, d, "x", 64, -1);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 2, t_write_cb, &w1), ZKL_EINVAL);
+    ops[1] = op(ZKL_OP_SET, d, NULL, 0, -1);
+    ops[1].len = 3;
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 2, t_write_cb, &w1), ZKL_EINVAL);
+    /* Create, then a sequential child and a set in one batch. */
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 1, t_write_cb, &w1), ZKL_OK);
+    ASSERT_EQ(w1.done, 0); /* never inside the call */
+    ASSERT(t_run_until(&w1.done, 5000));
+    ASSERT_RC(w1.status, ZKL_OK);
+    ASSERT_STR(w1.made[0], d);
+    ASSERT_EQ(t_zk_data(d, buf, sizeof buf), 2);
+    ops[0] = op(ZKL_OP_CREATE, seqdir, "i", ZKL_CREATE_SEQUENTIAL, 0);
+    ops[1] = op(ZKL_OP_SET, d, "v2", 0, 0);
+    ops[2] = op(ZKL_OP_CHECK, d, NULL, 0, 1);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 3, t_write_cb, &w2), ZKL_OK);
+    ASSERT(t_run_until(&w2.done, 5000));
+    ASSERT_RC(w2.status, ZKL_OK);
+    ASSERT_EQ(w2.n, 3);
+    ASSERT_EQ(strlen(w2.made[0]), strlen(seqdir) + 10);
+    ASSERT_STR(w2.made[1], "");
+    ASSERT_EQ(t_zk_data(d, buf, sizeof buf), 2);
+    ASSERT(memcmp(buf, "v2", 2) == 0);
+    ASSERT_EQ(t_zk_count(d), 1);
+    /* One op refused (a stale version): ZKL_EWRITE, nothing written. */
+    ops[0] = op(ZKL_OP_CREATE, seqdir, "j", ZKL_CREATE_SEQUENTIAL, 0);
+    ops[1] = op(ZKL_OP_SET, d, "v3", 0, 0); /* version is 1 now */
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 2, t_write_cb, &w3), ZKL_OK);
+    ASSERT(t_run_until(&w3.done, 5000));
+    ASSERT_RC(w3.status, ZKL_EWRITE);
+    ASSERT_RC(w3.op_status[0], ZKL_OK);
+    ASSERT_RC(w3.op_status[1], ZKL_EVERSION);
+    ASSERT_EQ(t_zk_count(d), 1);
+    ASSERT_EQ(t_zk_data(d, buf, sizeof buf), 2);
+    ASSERT(memcmp(buf, "v2", 2) == 0);
+    /* Deleting a node with children: ENOTEMPTY. */
+    ops[0] = op(ZKL_OP_DELETE, d, NULL, 0, -1);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 1, t_write_cb, &w4), ZKL_OK);
+    ASSERT(t_run_until(&w4.done, 5000));
+    ASSERT_RC(w4.status, ZKL_EWRITE);
+    ASSERT_RC(w4.op_status[0], ZKL_ENOTEMPTY);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 1, t_write_cb, &w4), ZKL_ENOTHELD);
+    ASSERT(t_run_until(&a.released, 5000));
+    ASSERT_EQ(t_zk_count(p), 0);
+    zkl_lock_free(a.lk);
+    zkl_client_free(c);
+}
+
+/* The node deleted by someone else, the holder not yet told: the batch
+ * still goes out, and the server refuses all of it. */
+TEST(guarded_write_refused_when_node_gone)
+{
+    t_conn_t conn;
+    zkl_client_t *c = t_client(t_hosts(), 4000, &conn);
+    const char *p = t_path(NULL);
+    const char *d = data_path("data");
+    char name[ZKL_NODE_NAME_SIZE], full[1200];
+    static t_lock_t a;
+    static t_write_t w;
+    zkl_op_t ops[2];
+
+    t_lock_init(&a, c, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    t_run_for(100);
+    ASSERT_RC(zkl_lock_node_name(a.lk, name, sizeof name), ZKL_OK);
+    snprintf(full, sizeof full, "%s/%s", p, name);
+    ASSERT_EQ(t_zk_delete(full), 0);
+    /* The loop has not run: the holder cannot know. */
+    ASSERT(zkl_lock_is_held(a.lk));
+    ops[0] = op(ZKL_OP_CREATE, d, "stale", 0, 0);
+    ops[1] = op(ZKL_OP_CREATE, data_path("data2"), "stale", 0, 0);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 2, t_write_cb, &w), ZKL_OK);
+    ASSERT(t_run_until(&w.done, 5000));
+    ASSERT_RC(w.status, ZKL_EFENCED);
+    ASSERT_EQ(t_zk_data(d, name, sizeof name), -1);
+    ASSERT_EQ(t_zk_data(ops[1].path, name, sizeof name), -1);
+    ASSERT(t_run_until(&a.lost, 5000));
+    ASSERT_RC(a.last_status, ZKL_ENODEGONE);
+    zkl_lock_free(a.lk);
+    zkl_client_free(c);
+}
+
+/* A batch sent while held reaches the server only after the session
+ * expired (every byte delayed past the timeout): refused, nothing
+ * written, and the holder was told LOST on its own clock meanwhile. */
+TEST(guarded_write_refused_after_expiry)
+{
+    fp_t *fp = fp_new(t_base, t_port());
+    t_conn_t xc;
+    zkl_client_t *x;
+    const char *p = t_path(NULL);
+    const char *d = data_path("data");
+    char buf[16];
+    static t_lock_t a;
+    static t_write_t w;
+    zkl_op_t ops[1];
+
+    ASSERT(fp != NULL);
+    x = t_client(fp_hosts(fp), 2000, &xc);
+    t_lock_init(&a, x, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    t_run_for(100);
+    fp_stall(fp, 1);
+    ops[0] = op(ZKL_OP_CREATE, d, "late", 0, 0);
+    ASSERT(zkl_lock_is_held(a.lk));
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 1, t_write_cb, &w), ZKL_OK);
+    ASSERT(t_run_until(&a.lost, 8000));
+    ASSERT_RC(a.last_status, ZKL_ESESSION);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 10000), 0); /* the server expired it */
+    fp_stall(fp, 0);
+    ASSERT(t_run_until(&w.done, 15000));
+    ASSERT(w.status == ZKL_ESESSION || w.status == ZKL_EFENCED ||
+           w.status == ZKL_ECONNLOSS);
+    ASSERT_EQ(t_zk_data(d, buf, sizeof buf), -1);
+    fprintf(stderr, "late batch: %s\n", zkl_err_name(w.status));
+    zkl_lock_free(a.lk);
+    zkl_client_free(x);
+    fp_free(fp);
+}
+
+static void flag_multi_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status,
+                          void *arg)
+{
+    (void)m;
+    (void)status;
+    if (ev == ZKL_LOCK_ACQUIRED)
+        *(int *)arg = 1;
+}
+
+/* A multi-lock's batch is guarded by every member's node. */
+TEST(guarded_write_multi)
+{
+    t_conn_t conn;
+    zkl_client_t *c = t_client(t_hosts(), 4000, &conn);
+    const char *paths[2] = {t_path("m1"), NULL};
+    char p1[512], name[ZKL_NODE_NAME_SIZE], full[1200];
+    const char *d = data_path("data");
+    static int acquired;
+    static t_write_t w1, w2;
+    zkl_multi_t *m;
+    zkl_op_t ops[1];
+
+    snprintf(p1, sizeof p1, "%s", paths[0]);
+    paths[0] = p1;
+    paths[1] = t_path("m2");
+    ASSERT_RC(zkl_multi_new(&m, c, paths, NULL, 2, flag_multi_cb,
+                            &acquired),
+              ZKL_OK);
+    ops[0] = op(ZKL_OP_CREATE, d, "x", 0, 0);
+    ASSERT_RC(zkl_multi_write(m, ops, 1, t_write_cb, &w1), ZKL_ENOTHELD);
+    ASSERT_RC(zkl_multi_write(NULL, ops, 1, t_write_cb, &w1), ZKL_EINVAL);
+    ASSERT_RC(zkl_multi_acquire(m, -1), ZKL_OK);
+    ASSERT(t_run_until(&acquired, 5000));
+    t_run_for(100);
+    ASSERT_RC(zkl_multi_write(m, ops, 1, t_write_cb, &w1), ZKL_OK);
+    ASSERT(t_run_until(&w1.done, 5000));
+    ASSERT_RC(w1.status, ZKL_OK);
+    /* One member's node gone: the whole batch is refused. */
+    ASSERT_RC(zkl_lock_node_name(zkl_multi_lock(m, 1), name, sizeof name),
+              ZKL_OK);
+    snprintf(full, sizeof full, "%s/%s", zkl_lock_path(zkl_multi_lock(m, 1)),
+             name);
+    ASSERT_EQ(t_zk_delete(full), 0);
+    ops[0] = op(ZKL_OP_DELETE, d, NULL, 0, -1);
+    ASSERT_RC(zkl_multi_write(m, ops, 1, t_write_cb, &w2), ZKL_OK);
+    ASSERT(t_run_until(&w2.done, 5000));
+    ASSERT_RC(w2.status, ZKL_EFENCED);
+    ASSERT_EQ(t_zk_data(d, name, sizeof name), 1);
+    zkl_multi_free(m);
+    ASSERT_EQ(t_zk_wait_count(p1, 0, 5000), 0);
+    zkl_client_free(c);
+}
