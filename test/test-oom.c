@@ -2,7 +2,8 @@
  *
  * A scenario that touches every allocating path (options with auth and
  * ACLs, a client, the libevent adapter, a crowd on one lock long enough
- * for the queue view, timeouts for the timer heap, a listing) runs once
+ * for the queue view, timeouts for the timer heap, a listing, a
+ * multi-lock and a guarded write) runs once
  * with allocation number N failing, for N = 1, 2, ... until a run makes
  * fewer than N allocations. In each run, every call answers ZKL_OK or
  * ZKL_ENOMEM; every accepted acquire gets exactly one ending, also when
@@ -125,9 +126,72 @@ static int settled(void *arg)
     return 1;
 }
 
+struct oom_multi {
+    int n, acquired, released, status;
+    int writes, write_status;
+};
+
+static void oom_multi_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status,
+                         void *arg)
+{
+    struct oom_multi *s = arg;
+
+    (void)m;
+    s->n++;
+    s->status = status;
+    s->acquired += ev == ZKL_LOCK_ACQUIRED;
+    s->released += ev == ZKL_LOCK_RELEASED;
+}
+
+static void oom_write_cb(zkl_client_t *c, int status,
+                         const zkl_op_result_t *res, size_t n, void *arg)
+{
+    struct oom_multi *s = arg;
+
+    (void)c;
+    (void)res;
+    (void)n;
+    s->writes++;
+    s->write_status = status;
+}
+
+/* A multi-lock of three paths and a guarded write while it holds: every
+ * accepted call answered exactly once, with success or ZKL_ENOMEM. */
+static void multi_round(zkl_client_t *c, const char *const *mp,
+                        const char *wpath)
+{
+    static struct oom_multi s;
+    zkl_multi_t *m = NULL;
+    zkl_op_t op = {ZKL_OP_CREATE, wpath, "x", 1, ZKL_CREATE_EPHEMERAL, 0};
+
+    memset(&s, 0, sizeof s);
+    if (!ok_or_nomem(zkl_multi_new(&m, c, mp, NULL, 3, oom_multi_cb, &s)))
+        return;
+    if (ok_or_nomem(zkl_multi_acquire(m, 10000))) {
+        CHECK(WAIT_FOR(s.n >= 1, 10000));
+        t_run_for(20); /* a second answer would come now */
+        CHECK(s.n == 1);
+        if (s.acquired) {
+            if (ok_or_nomem(zkl_multi_write(m, &op, 1, oom_write_cb, &s))) {
+                CHECK(WAIT_FOR(s.writes == 1, 10000));
+                CHECK(s.write_status == ZKL_OK);
+            }
+            CHECK(zkl_multi_release(m) == ZKL_OK);
+            CHECK(WAIT_FOR(s.released == 1, 10000));
+            t_run_for(20);
+            CHECK(s.n == 2);
+            CHECK(s.writes <= 1);
+        } else {
+            CHECK(s.status == ZKL_ENOMEM);
+        }
+    }
+    zkl_multi_free(m);
+}
+
 /* One run of the scenario; returns whether allocation fail_at was
  * reached. */
-static int run_scenario(const char *path, long fail_at)
+static int run_scenario(const char *path, const char *const *mp,
+                        const char *wpath, long fail_at)
 {
     static t_lock_t t[CROWD];
     zkl_options_t *o = NULL;
@@ -189,6 +253,8 @@ static int run_scenario(const char *path, long fail_at)
         CHECK(t[i].st[1] == ZKL_OK);
     }
 
+    multi_round(c, mp, wpath);
+
     /* Round two: one holds, the rest queue behind it, and the client is
      * freed under them, so every one of them is answered at once. */
     for (i = 0; i < CROWD; i++) {
@@ -236,16 +302,29 @@ out:
         FAILF("allocation %ld failed: %ld block(s) leaked", fail_at,
               M.live);
     CHECK(t_zk_wait_count(path, 0, 5000) == 0);
+    for (i = 0; i < 3; i++)
+        CHECK(t_zk_wait_count(mp[i], 0, 5000) == 0);
     return M.failed > 0;
 }
 
 TEST(out_of_memory_each_allocation)
 {
     const char *path = t_path(NULL);
+    static char mbuf[3][256], wpath[256];
+    const char *mp[3];
     long n, total;
+    int i;
 
+    for (i = 0; i < 3; i++) {
+        char sfx[8];
+
+        snprintf(sfx, sizeof sfx, "m%d", i);
+        snprintf(mbuf[i], sizeof mbuf[i], "%s", t_path(sfx));
+        mp[i] = mbuf[i];
+    }
+    snprintf(wpath, sizeof wpath, "%s", t_path("written"));
     ASSERT_RC(zkl_set_allocator(&counting), ZKL_OK);
-    for (n = 1; run_scenario(path, n); n++)
+    for (n = 1; run_scenario(path, mp, wpath, n); n++)
         ;
     total = M.count;
     /* Nothing failed in the last run: it made fewer than n allocations,
