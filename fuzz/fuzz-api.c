@@ -14,7 +14,10 @@
  *     calls that allocate answer ZKL_ENOMEM and change nothing, and the
  *     rest holds as above;
  *   - at the end of every input, once all handles are freed, the client
- *     has nothing pending and the lock paths have no node left. */
+ *     has nothing pending and the lock paths have no node left.
+ * Two multi-lock handles over both lock paths (named in either order)
+ * and guarded writes (a check op, which writes nothing) on held handles
+ * are driven the same way, with the same exactly-once checks. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +53,17 @@ struct slot {
     int auto_release; /* releases as soon as it acquires: a handoff chain */
 };
 
+/* A multi-lock over both lock paths, with the same bookkeeping. */
+struct mslot {
+    zkl_multi_t *m;
+    int acq_out, rel_out;
+    int held, suspended;
+};
+#define MSLOTS 2
+
 static struct event_base *base;
+static struct mslot mslots[MSLOTS];
+static int writes_out;
 static zkl_client_t *client;
 static struct slot slots[SLOTS];
 static char paths[2][64];
@@ -136,6 +149,133 @@ static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     }
 }
 
+static void multi_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status,
+                     void *arg)
+{
+    struct mslot *s = arg;
+
+    CHECK(s->m == m);
+    switch (ev) {
+    case ZKL_LOCK_ACQUIRED:
+        CHECK(s->acq_out == 1 && status == 0 && !s->held);
+        s->acq_out = 0;
+        s->held = 1;
+        CHECK(zkl_multi_is_held(m));
+        break;
+    case ZKL_LOCK_FAILED:
+        CHECK(s->acq_out >= 1 && status < 0);
+        CHECK(status == ZKL_ELOCKED || status == ZKL_ETIMEDOUT ||
+              status == ZKL_ECANCELED || status == ZKL_ECLOSED ||
+              status == ZKL_ECONNLOSS || status == ZKL_EAUTH ||
+              status == ZKL_EZK || status == ZKL_ENOMEM);
+        s->acq_out--;
+        break;
+    case ZKL_LOCK_SUSPENDED:
+        CHECK(s->held && !s->suspended);
+        s->suspended = 1;
+        break;
+    case ZKL_LOCK_RESTORED:
+        CHECK(s->held && s->suspended);
+        s->suspended = 0;
+        break;
+    case ZKL_LOCK_LOST:
+        CHECK(s->held);
+        s->held = s->suspended = 0;
+        CHECK(!zkl_multi_is_held(m));
+        break;
+    case ZKL_LOCK_RELEASED:
+        CHECK(s->rel_out >= 1);
+        s->rel_out--;
+        break;
+    default:
+        CHECK(0);
+    }
+}
+
+static void write_cb(zkl_client_t *c, int status,
+                     const zkl_op_result_t *res, size_t n, void *arg)
+{
+    (void)arg;
+    CHECK(c == client && n == 1);
+    CHECK(status == ZKL_OK || status == ZKL_EFENCED ||
+          status == ZKL_EWRITE || status == ZKL_ESESSION ||
+          status == ZKL_ECLOSED || status == ZKL_ECONNLOSS ||
+          status == ZKL_EAUTH);
+    CHECK((res != NULL) == (status == ZKL_OK || status == ZKL_EWRITE));
+    CHECK(status != ZKL_EWRITE || res[0].status == ZKL_ENONODE);
+    CHECK(writes_out > 0);
+    writes_out--;
+}
+
+/* Multi-lock calls, picked by arg. */
+static void multi_op(uint8_t arg)
+{
+    struct mslot *s = &mslots[arg & 1];
+    const char *v[2] = {paths[(arg >> 1) & 1], paths[!((arg >> 1) & 1)]};
+    zkl_op_t check = {ZKL_OP_CHECK, paths[0], NULL, 0, 0, -1};
+    int rc;
+
+    switch ((arg >> 2) % 6) {
+    case 0:
+        if (s->m != NULL)
+            break;
+        rc = zkl_multi_new(&s->m, client, v, NULL, 1 + ((arg >> 5) & 1),
+                           multi_cb, s);
+        CHECK(rc == ZKL_OK || rc == ZKL_ENOMEM);
+        CHECK((rc == ZKL_OK) == (s->m != NULL));
+        break;
+    case 1: {
+        long t = arg & 0x40 ? -1 : arg & 0x80 ? 0 : 50;
+
+        if (s->m == NULL)
+            break;
+        rc = zkl_multi_acquire(s->m, t);
+        if (rc == ZKL_OK) {
+            CHECK(!s->held);
+            s->acq_out++;
+        } else if (rc == ZKL_EHELD) {
+            CHECK(s->held || s->acq_out);
+        } else if (rc != ZKL_ENOMEM) {
+            CHECK(rc == ZKL_EBUSY);
+            CHECK(s->acq_out || s->rel_out);
+        }
+        break;
+    }
+    case 2:
+        if (s->m == NULL)
+            break;
+        rc = zkl_multi_cancel(s->m);
+        CHECK(rc == ZKL_OK ? s->acq_out : rc == ZKL_ENOTPENDING);
+        break;
+    case 3:
+        if (s->m == NULL)
+            break;
+        rc = zkl_multi_release(s->m);
+        if (rc == ZKL_OK) {
+            CHECK(s->held);
+            s->held = s->suspended = 0;
+            s->rel_out++;
+        } else {
+            /* Not held, or its LOST is on its way. */
+            CHECK(rc == ZKL_ENOTHELD);
+        }
+        break;
+    case 4:
+        zkl_multi_free(s->m);
+        memset(s, 0, sizeof *s);
+        break;
+    case 5:
+        if (s->m == NULL)
+            break;
+        rc = zkl_multi_write(s->m, &check, 1, write_cb, NULL);
+        CHECK(rc == ZKL_OK || rc == ZKL_ENOTHELD || rc == ZKL_ENOMEM ||
+              rc == ZKL_ESESSION);
+        CHECK(rc != ZKL_OK || zkl_multi_is_held(s->m));
+        writes_out += rc == ZKL_OK;
+        break;
+    }
+}
+
 static void list_cb(zkl_client_t *c, int status, const char *const *names,
                     size_t n, void *arg)
 {
@@ -178,7 +318,10 @@ static int quiet(void)
     for (i = 0; i < SLOTS; i++)
         if (slots[i].acq_out || slots[i].rel_out)
             return 0;
-    return listing_out == 0;
+    for (i = 0; i < MSLOTS; i++)
+        if (mslots[i].acq_out || mslots[i].rel_out)
+            return 0;
+    return listing_out == 0 && writes_out == 0;
 }
 
 static int nothing_pending(void)
@@ -248,7 +391,7 @@ static void one_op(const uint8_t **d, const uint8_t *end)
     uint64_t tok;
     int rc;
 
-    switch (op % 12) {
+    switch (op % 14) {
     case 0: /* new handle */
         if (s->lk != NULL)
             break;
@@ -351,6 +494,21 @@ static void one_op(const uint8_t **d, const uint8_t *end)
                 zkl_lock_cancel(slots[i].lk);
         break;
     }
+    case 12:
+        multi_op(arg);
+        break;
+    case 13: { /* a guarded write; a check op writes nothing */
+        zkl_op_t check = {ZKL_OP_CHECK, paths[arg & 1], NULL, 0, 0, -1};
+
+        if (s->lk == NULL)
+            break;
+        rc = zkl_lock_write(s->lk, &check, 1, write_cb, NULL);
+        CHECK(rc == ZKL_OK || rc == ZKL_ENOTHELD || rc == ZKL_ENOMEM ||
+              rc == ZKL_ESESSION);
+        CHECK(rc != ZKL_ENOTHELD || !zkl_lock_is_held(s->lk));
+        writes_out += rc == ZKL_OK;
+        break;
+    }
     case 10: /* a wrong call now and then; or an allocation to fail */
         if (arg & 1) {
             fail_in = 1 + (arg >> 1) % 16;
@@ -378,7 +536,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (i = 0; i < SLOTS; i++)
         if (slots[i].lk != NULL && slots[i].acq_out)
             zkl_lock_cancel(slots[i].lk); /* maybe answered already */
+    for (i = 0; i < MSLOTS; i++)
+        if (mslots[i].m != NULL && mslots[i].acq_out)
+            zkl_multi_cancel(mslots[i].m);
     CHECK(run_until(quiet, 5000));
+    for (i = 0; i < MSLOTS; i++) {
+        if (mslots[i].held) {
+            CHECK(zkl_multi_release(mslots[i].m) == ZKL_OK);
+            mslots[i].held = 0;
+            mslots[i].rel_out++;
+        }
+    }
     for (i = 0; i < SLOTS; i++) {
         if (slots[i].held) {
             CHECK(zkl_lock_release(slots[i].lk) == ZKL_OK);
@@ -390,6 +558,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (i = 0; i < SLOTS; i++) {
         zkl_lock_free(slots[i].lk);
         memset(&slots[i], 0, sizeof slots[i]);
+    }
+    for (i = 0; i < MSLOTS; i++) {
+        zkl_multi_free(mslots[i].m);
+        memset(&mslots[i], 0, sizeof mslots[i]);
     }
     /* No node left behind, whatever the sequence was. */
     CHECK(run_until(nothing_pending, 5000));
