@@ -741,9 +741,10 @@ ZKL_EXTERN int zkl_contenders_ex(zkl_client_t *c, const char *path,
  * leadership is uncertain, confirmed and over, timed as for a lock;
  * zkl_lock_release() (or _cancel() before leadership) leaves the
  * election; zkl_lock_token() is a fencing token that grows with every
- * new leader. Unlike Curator's latch, which gives up leadership on
- * every disconnection and rejoins at the back, a zklock leader keeps
- * its place through a disconnection its session survives.
+ * new leader. Curator's latch stops leading at every disconnection
+ * (and leads again on reconnection if its node is still first); a
+ * zklock leader is told SUSPENDED, as a lock holder is, and decides
+ * itself whether to pause.
  * Owner: the caller, freed by zkl_lock_free().
  * Errors: those of zkl_lock_new(). */
 ZKL_EXTERN int zkl_latch_new(zkl_lock_t **out, zkl_client_t *c,

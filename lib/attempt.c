@@ -140,19 +140,27 @@ static zkl__att_t *att_start(zkl_client_t *c, zkl_lock_t *lk, int kind,
         memcpy(dir + dirlen, "/leases", 7);
         dirlen += 7;
     }
-    if (zkl__evq_reserve_one(c) != ZKL_OK ||
-        (a = att_alloc(c, dir, dirlen, kind)) == NULL)
+    if ((a = att_alloc(c, dir, dirlen, kind)) == NULL)
         return NULL;
     a->lk = lk;
     att_new_uuid(a);
     a->goal = ZKL__GOAL_ACQUIRE;
     a->node = ZKL__NODE_NONE;
-    if (att_arm_timeout(a, timeout) != ZKL_OK) {
+    /* Whether to tell its place is fixed now, like its other settings. */
+    if (lk->notify_queued && kind != ZKL_KIND_LEASE)
+        a->flags |= ZKL__F_NOTIFY;
+    /* Counted before the room is set aside, so that it covers this
+     * attempt's own events too. */
+    c->natts++;
+    c->nnotify += (a->flags & ZKL__F_NOTIFY) != 0;
+    if (zkl__evq_reserve_one(c) != ZKL_OK ||
+        att_arm_timeout(a, timeout) != ZKL_OK) {
+        c->natts--;
+        c->nnotify -= (a->flags & ZKL__F_NOTIFY) != 0;
         zkl__free(a);
         return NULL;
     }
     ZKL__PUSH(&c->atts, a);
-    c->natts++;
     return a;
 }
 
@@ -253,6 +261,7 @@ void zkl__att_free(zkl__att_t *a)
         c->nstalled--;
     ZKL__UNLINK(&c->atts, a);
     c->natts--;
+    c->nnotify -= (a->flags & ZKL__F_NOTIFY) != 0;
     zkl__free(a);
 }
 
@@ -1002,7 +1011,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
     } else if (a->flags & ZKL__F_TRYLOCK) {
         zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ELOCKED);
     } else {
-        if (a->lk != NULL && a->lk->notify_queued &&
+        if (a->lk != NULL && (a->flags & ZKL__F_NOTIFY) &&
             !(a->flags & ZKL__F_TOLD_QUEUED))
             tell_queued(a, sv);
         a->pred_seq = zkl__seq_of(pred);

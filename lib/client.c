@@ -42,9 +42,13 @@ int zkl__evq_reserve(zkl_client_t *c, size_t want)
     return ZKL_OK;
 }
 
+/* What may still be queued: what is, plus one ending per attempt, a
+ * QUEUED per attempt that asked for it, one answer per request, and two
+ * per multi-lock (ACQUIRED may come with SUSPENDED). */
 int zkl__evq_reserve_one(zkl_client_t *c)
 {
-    return zkl__evq_reserve(c, c->natts + c->nreqs + c->nmultis + 1 +
+    return zkl__evq_reserve(c, c->evq_len + c->natts + c->nnotify +
+                                   c->nreqs + 2 * c->nmultis + 1 +
                                    ZKL__EVQ_SLACK);
 }
 
@@ -580,6 +584,7 @@ static void on_clock(zkl_client_t *c)
     uint64_t now = zkl__now_ms();
 
     zkl__on_deadlines(c, now);
+    zkl__multi_on_clock(c, now);
     if (c->natts > 0 && now >= c->touched_at + lost_after(c))
         presume_expired(c);
     keepalive(c, now);
@@ -652,6 +657,8 @@ static void arm(zkl_client_t *c, int fd, int events, long ms)
         ms = 0;
     if ((top = zkl__heap_top(c)) != NULL)
         ms = sooner(ms, top->deadline, now);
+    if (c->nmulti_timed > 0)
+        ms = sooner(ms, zkl__multi_next_deadline(c), now);
     if (c->natts > 0 && !c->presumed_lost)
         ms = sooner(ms, c->touched_at + lost_after(c), now);
     if (c->nholds > 0 && c->ka_sent_at == 0 && zkl__is_connected(c))
@@ -767,6 +774,7 @@ static void teardown(zkl_client_t *c)
 
     c->closing = 1;
     zkl__sem_teardown(c);
+    zkl__multi_close(c);
     /* Every pending operation is answered, in the queue's order. */
     for (a = c->atts; a != NULL; a = a->next) {
         if (a->lk == NULL)
@@ -789,6 +797,7 @@ static void teardown(zkl_client_t *c)
         zookeeper_close(zh);
         c->zh = NULL;
     }
+    zkl__write_teardown(c);
     drain(c);
     c->depth--;
     for (lk = c->locks; lk != NULL; lk = lk->next)

@@ -16,6 +16,8 @@
 
 struct zkl__write_req {
     zkl_client_t *c;
+    zkl__write_req_t *prev, *next; /* c->orphans, while orphan */
+    int orphan;
     zkl_write_cb cb;
     void *arg;
     uint64_t sent_at;
@@ -71,6 +73,13 @@ static void write_done(int rc, const void *data)
     zkl_client_t *c = w->c;
     size_t i;
 
+    if (w->orphan) {
+        /* Its call failed after all (see zkl__write): no callback. */
+        ZKL__UNLINK(&c->orphans, w);
+        write_free(w);
+        return;
+    }
+
     zkl__on_result(c, rc, w->sent_at);
     if (rc == ZOK) {
         for (i = 0; i < w->n; i++) {
@@ -95,7 +104,11 @@ static void write_done(int rc, const void *data)
                 w->res[i].err != ZRUNTIMEINCONSISTENCY)
                 bad = i;
         if (bad < w->nguards) {
-            w->status = ZKL_EFENCED; /* a lock node is gone */
+            /* A lock node gone; any other refusal of a check (no read
+             * permission, say) says nothing of the hold. */
+            w->status = w->res[bad].err == ZNONODE
+                            ? ZKL_EFENCED
+                            : op_status(w->res[bad].err);
         } else if (bad < w->nguards + w->n) {
             w->status = ZKL_EWRITE;
             w->out[bad - w->nguards].status = op_status(w->res[bad].err);
@@ -218,14 +231,36 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
     w->sent_at = zkl__now_ms();
     rc = zoo_amulti(c->zh, (int)(nlocks + n), zops, w->res, write_done, w);
     zkl__free(zops);
+    if (rc == ZMARSHALLINGERROR) {
+        /* The ZooKeeper client says this for a request it could not
+         * build (no memory, or a session that just became unusable),
+         * but also when it failed to queue one whose completion it had
+         * registered already: that completion will still run and write
+         * into w, so w stays, as an orphan, until it does or the client
+         * is freed. */
+        w->orphan = 1;
+        ZKL__PUSH(&c->orphans, w);
+        return is_unrecoverable(c->zh) == ZINVALIDSTATE ? ZKL_ESESSION
+                                                         : ZKL_ENOMEM;
+    }
     if (rc != ZOK) {
         write_free(w);
-        return rc == ZMARSHALLINGERROR ? ZKL_ENOMEM : zkl__from_zk(rc);
+        return zkl__from_zk(rc);
     }
     c->nreqs++;
     c->stats.requests++;
     zkl__kick(c);
     return ZKL_OK;
+}
+
+void zkl__write_teardown(zkl_client_t *c)
+{
+    while (c->orphans != NULL) {
+        zkl__write_req_t *w = c->orphans;
+
+        ZKL__UNLINK(&c->orphans, w);
+        write_free(w);
+    }
 }
 
 int zkl_lock_write(zkl_lock_t *lk, const zkl_op_t *ops, size_t n,

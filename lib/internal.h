@@ -188,6 +188,8 @@ enum zkl__next {
                                   node created for a long while can sort
                                   before ours (see seq_safe) */
 #define ZKL__F_TOLD_QUEUED 0x4000 /* ZKL_LOCK_QUEUED queued for this node */
+#define ZKL__F_NOTIFY 0x8000   /* its handle asked for ZKL_LOCK_QUEUED when
+                                  it started (counted in c->nnotify) */
 
 /* One attempt: one lock node's life, from create to gone. Owned by the
  * client (on c->atts) from acquire until its node is known gone and no
@@ -352,6 +354,10 @@ struct zkl_multi {
     } m[];
 };
 void zkl__multi_deliver(zkl_multi_t *m, int ev, int status);
+void zkl__multi_on_clock(zkl_client_t *c, uint64_t now);
+/* The nearest deadline of a set acquire, or 0. */
+uint64_t zkl__multi_next_deadline(const zkl_client_t *c);
+void zkl__multi_close(zkl_client_t *c);
 void zkl__multi_teardown(zkl_client_t *c);
 
 /* ---- guarded.c ---- */
@@ -362,6 +368,9 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
                zkl_write_cb cb, void *arg);
 typedef struct zkl__write_req zkl__write_req_t;
 void zkl__write_deliver(zkl__write_req_t *w);
+/* After zookeeper_close(): frees the batches whose call failed and whose
+ * completion never ran. */
+void zkl__write_teardown(zkl_client_t *c);
 
 /* ---- lock.c: the public handle ---- */
 int zkl__lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
@@ -493,6 +502,9 @@ struct zkl_client {
     zkl_lock_t *locks;        /* every live handle */
     zkl_multi_t *multis;      /* every live multi-lock */
     size_t nmultis;
+    size_t nmulti_timed;      /* of those, acquiring with a deadline */
+    zkl__write_req_t *orphans; /* guarded writes whose call failed late */
+    size_t nnotify;           /* attempts that may queue ZKL_LOCK_QUEUED */
     zkl__sem_t *sems;         /* semaphore acquires under way */
     zkl__listing_t *listings; /* joined in this pass, sent at its end */
     int sem_work;             /* a count node read is due */

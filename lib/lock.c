@@ -164,8 +164,7 @@ static int reenter(zkl_lock_t *lk, int ev)
 {
     zkl_client_t *c = lk->c;
 
-    if (zkl__evq_reserve(c, c->evq_len + c->natts + c->nreqs +
-                                c->nmultis + 1 + ZKL__EVQ_SLACK) != ZKL_OK)
+    if (zkl__evq_reserve_one(c) != ZKL_OK)
         return ZKL_ENOMEM;
     if (ev == ZKL_LOCK_ACQUIRED)
         lk->reentered++;

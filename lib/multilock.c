@@ -40,6 +40,19 @@ enum mgoal { MG_IDLE, MG_ACQUIRE, MG_HOLD, MG_RELEASE };
 
 static void step(zkl_multi_t *m);
 
+/* Every change of goal goes through here: the client keeps count of the
+ * acquires with a deadline, whose clock it must watch (see
+ * zkl__multi_on_clock). */
+static void set_goal(zkl_multi_t *m, int goal)
+{
+    int was = m->goal == MG_ACQUIRE && m->deadline != 0;
+    int is = goal == MG_ACQUIRE && m->deadline != 0;
+
+    if (m->c != NULL)
+        m->c->nmulti_timed += (size_t)is - (size_t)was;
+    m->goal = (uint8_t)goal;
+}
+
 /* ---------------------------------------------------------------- */
 /* Members                                                           */
 /* ---------------------------------------------------------------- */
@@ -77,6 +90,11 @@ static void give_back(struct zkl__member *mb)
             mb->st = MS_IDLE;
         } else if (zkl_lock_release(mb->lk) == ZKL_OK) {
             mb->st = MS_RELEASING; /* its ACQUIRED was still queued */
+        } else if (mb->lk->c != NULL && !mb->lk->c->closing) {
+            /* Over already, not yet told: its FAILED (or ACQUIRED and
+             * LOST) is queued. Those events are the old acquire's. */
+            mb->stale++;
+            mb->st = MS_IDLE;
         }
         break;
     case MS_HELD:
@@ -101,7 +119,7 @@ static void fail(zkl_multi_t *m, int status)
 
     for (i = 0; i < m->n; i++)
         give_back(&m->m[i]);
-    m->goal = MG_IDLE;
+    set_goal(m, MG_IDLE);
     queue(m, ZKL_LOCK_FAILED, status);
 }
 
@@ -123,8 +141,10 @@ static void member_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     size_t i;
 
     (void)lk;
+    /* An acquire given up on ends with its FAILED, or, when it was
+     * granted before it could be cancelled, with its LOST. */
     if (mb->stale > 0) {
-        if (ev == ZKL_LOCK_FAILED)
+        if (ev == ZKL_LOCK_FAILED || ev == ZKL_LOCK_LOST)
             mb->stale--;
         return;
     }
@@ -149,7 +169,7 @@ static void member_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         if (m->goal == MG_HOLD) {
             for (i = 0; i < m->n; i++)
                 give_back(&m->m[i]);
-            m->goal = MG_IDLE;
+            set_goal(m, MG_IDLE);
             queue(m, ZKL_LOCK_LOST, status);
         } else if (m->goal == MG_RELEASE && m->status == ZKL_OK) {
             m->status = status;
@@ -188,7 +208,7 @@ static void step_acquire(zkl_multi_t *m)
     for (k = 0; k < m->n && m->m[k].st == MS_HELD; k++)
         ;
     if (k == m->n) {
-        m->goal = MG_HOLD;
+        set_goal(m, MG_HOLD);
         m->suspended = (uint8_t)any_suspended(m);
         queue(m, ZKL_LOCK_ACQUIRED, ZKL_OK);
         if (m->suspended)
@@ -225,14 +245,20 @@ static void step(zkl_multi_t *m)
         step_acquire(m);
         break;
     case MG_RELEASE:
+    case MG_IDLE:
+        /* Whatever an event still brought in (a grant told after the
+         * cancel that came too late for it) goes back at once. */
+        for (i = 0; i < m->n; i++)
+            give_back(&m->m[i]);
+        if (m->goal == MG_IDLE)
+            break;
         for (i = 0; i < m->n; i++)
             if (m->m[i].st != MS_IDLE)
                 return;
-        m->goal = MG_IDLE;
+        set_goal(m, MG_IDLE);
         queue(m, ZKL_LOCK_RELEASED, m->status);
         break;
     case MG_HOLD:
-    case MG_IDLE:
         break;
     }
 }
@@ -280,6 +306,57 @@ void zkl__multi_deliver(zkl_multi_t *m, int ev, int status)
 {
     m->nqueued--;
     m->cb(m, (zkl_lock_event_t)ev, status, m->arg);
+}
+
+/* A deadline no member's own timeout watches: while the set waits for
+ * a member it gave back to be deleted, say, no member acquire runs. */
+void zkl__multi_on_clock(zkl_client_t *c, uint64_t now)
+{
+    zkl_multi_t *m;
+
+    if (c->nmulti_timed == 0)
+        return;
+    for (m = c->multis; m != NULL; m = m->next)
+        if (m->goal == MG_ACQUIRE && m->deadline != 0 && now >= m->deadline)
+            fail(m, m->trylock ? ZKL_ECONNLOSS : ZKL_ETIMEDOUT);
+}
+
+uint64_t zkl__multi_next_deadline(const zkl_client_t *c)
+{
+    const zkl_multi_t *m;
+    uint64_t next = 0;
+
+    if (c->nmulti_timed == 0)
+        return 0;
+    for (m = c->multis; m != NULL; m = m->next)
+        if (m->goal == MG_ACQUIRE && m->deadline != 0 &&
+            (next == 0 || m->deadline < next))
+            next = m->deadline;
+    return next;
+}
+
+/* The client is closing: every set answers now, as a lock does, and its
+ * members' own endings (which follow) change nothing. */
+void zkl__multi_close(zkl_client_t *c)
+{
+    zkl_multi_t *m;
+
+    for (m = c->multis; m != NULL; m = m->next) {
+        switch ((enum mgoal)m->goal) {
+        case MG_ACQUIRE:
+            queue(m, ZKL_LOCK_FAILED, ZKL_ECLOSED);
+            break;
+        case MG_HOLD:
+            queue(m, ZKL_LOCK_LOST, ZKL_ECLOSED);
+            break;
+        case MG_RELEASE:
+            queue(m, ZKL_LOCK_RELEASED, ZKL_ECLOSED);
+            break;
+        case MG_IDLE:
+            break;
+        }
+        set_goal(m, MG_IDLE);
+    }
 }
 
 void zkl__multi_teardown(zkl_client_t *c)
@@ -365,6 +442,7 @@ void zkl_multi_free(zkl_multi_t *m)
     for (i = 0; i < m->n; i++)
         zkl_lock_free(m->m[i].lk);
     if ((c = m->c) != NULL) {
+        set_goal(m, MG_IDLE);
         if (m->nqueued > 0)
             zkl__purge_multi_events(c, m);
         ZKL__UNLINK(&c->multis, m);
@@ -394,9 +472,12 @@ int zkl_multi_acquire(zkl_multi_t *m, long timeout_ms)
         return ZKL_EBUSY;
     if ((rc = zkl__evq_reserve_one(m->c)) != ZKL_OK)
         return rc;
+    /* A try-lock answers within a session timeout, as a lock's does. */
     m->trylock = timeout_ms == 0;
+    if (m->trylock)
+        timeout_ms = zkl_client_session_timeout(m->c);
     m->deadline = timeout_ms > 0 ? zkl__now_ms() + (uint64_t)timeout_ms : 0;
-    m->goal = MG_ACQUIRE;
+    set_goal(m, MG_ACQUIRE);
     m->suspended = 0;
     step(m);
     return ZKL_OK;
@@ -423,7 +504,7 @@ int zkl_multi_release(zkl_multi_t *m)
         return rc;
     if (m->goal != MG_HOLD)
         return ZKL_ENOTHELD;
-    m->goal = MG_RELEASE;
+    set_goal(m, MG_RELEASE);
     m->status = ZKL_OK;
     for (i = 0; i < m->n; i++)
         give_back(&m->m[i]);

@@ -515,3 +515,88 @@ TEST(multi_crossed_callers_under_faults)
 
     run_crossed(3, sets, 100, 1);
 }
+
+/* Freeing the client while a set's release is under way answers it, once,
+ * RELEASED / ECLOSED; likewise a set waiting for a member it gave back. */
+TEST(multi_release_then_client_free)
+{
+    t_conn_t conn;
+    zkl_client_t *c = t_client(t_hosts(), 4000, &conn);
+    const char **p = paths_of(3, "r");
+    static t_multi_t t;
+
+    t_multi_init(&t, c, p, 3);
+    ASSERT_RC(zkl_multi_acquire(t.m, -1), ZKL_OK);
+    ASSERT(t_run_until(&t.acquired, 5000));
+    ASSERT_RC(zkl_multi_release(t.m), ZKL_OK);
+    zkl_client_free(c);
+    ASSERT_EQ(t.released, 1);
+    ASSERT_RC(t.last_status, ZKL_ECLOSED);
+    ASSERT_EQ(t.n, 2);
+    t_run_for(100);
+    ASSERT_EQ(t.n, 2);
+    zkl_multi_free(t.m);
+    ASSERT_EQ(t_zk_wait_count(p[0], 0, 5000), 0);
+}
+
+/* A set cancelled and started again from a callback while one of its
+ * members' ending (here its own timeout) is still queued: that old
+ * ending must not end the new acquire. */
+static t_multi_t again;
+static int again_phase;
+
+static void cancel_and_again(zkl_lock_t *lk, zkl_lock_event_t ev,
+                             int status, void *arg)
+{
+    t_lock_cb(lk, ev, status, arg);
+    if (ev == ZKL_LOCK_FAILED && again_phase == 1) {
+        again_phase = 2;
+        zkl_multi_cancel(again.m); /* it may have failed already */
+        ASSERT_RC(zkl_multi_acquire(again.m, 60000), ZKL_OK);
+    }
+}
+
+TEST(multi_stale_member_ending_after_cancel)
+{
+    t_conn_t c1, c2;
+    zkl_client_t *c = t_client(t_hosts(), 4000, &c1);
+    zkl_client_t *o = t_client(t_hosts(), 4000, &c2);
+    const char **p = paths_of(3, "s");
+    static t_lock_t hold_b, hold_y, x;
+
+    t_lock_init(&hold_b, o, p[1]);
+    t_lock_init(&hold_y, o, p[2]);
+    ASSERT_RC(zkl_lock_acquire(hold_b.lk, -1), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(hold_y.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(hold_b.acquired && hold_y.acquired, 5000));
+    memset(&x, 0, sizeof x);
+    ASSERT_RC(zkl_lock_new(&x.lk, c, p[2], cancel_and_again, &x), ZKL_OK);
+    t_multi_init(&again, c, p, 2);
+    again_phase = 1;
+    ASSERT_RC(zkl_lock_acquire(x.lk, 1500), ZKL_OK);
+    ASSERT_RC(zkl_multi_acquire(again.m, 1500), ZKL_OK);
+    ASSERT(WAIT_FOR(again_phase == 2, 5000));
+    /* The first acquire's one answer (ETIMEDOUT, or ECANCELED)... */
+    ASSERT(WAIT_FOR(again.failed == 1, 5000));
+    ASSERT(again.last_status == ZKL_ETIMEDOUT ||
+           again.last_status == ZKL_ECANCELED);
+    /* ...and nothing for the new one, which waits for p[1]. */
+    t_run_for(2000);
+    ASSERT_EQ(again.failed, 1);
+    ASSERT_EQ(again.acquired, 0);
+    ASSERT_RC(zkl_lock_release(hold_b.lk), ZKL_OK);
+    ASSERT(t_run_until(&again.acquired, 5000));
+    ASSERT_EQ(again.failed, 1);
+    ASSERT_RC(zkl_multi_release(again.m), ZKL_OK);
+    ASSERT(t_run_until(&again.released, 5000));
+    ASSERT_RC(zkl_lock_release(hold_y.lk), ZKL_OK);
+    ASSERT(t_run_until(&hold_y.released, 5000));
+    zkl_multi_free(again.m);
+    zkl_lock_free(x.lk);
+    zkl_lock_free(hold_b.lk);
+    zkl_lock_free(hold_y.lk);
+    zkl_client_free(c);
+    zkl_client_free(o);
+    ASSERT_EQ(t_zk_wait_count(p[0], 0, 5000), 0);
+    ASSERT_EQ(t_zk_wait_count(p[1], 0, 5000), 0);
+}
