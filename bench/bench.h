@@ -14,11 +14,19 @@ struct opts {
     long procs;      /* --procs: that many processes, one session each */
     long leases;     /* semaphore --leases */
     long every;      /* readmostly --write-every MS */
+    long rounds;     /* multilock, raw-batch --rounds R */
 };
 
 /* raw.c: the server's own ceiling, bare ZooKeeper client. */
 int bench_raw(const struct opts *o);
 int bench_create_latency(const struct opts *o);
+/* raw-batch --creates N [--rounds R]: N creates pipelined from one
+ * session, each under its own directory, timed to the last reply. */
+int bench_raw_batch(const struct opts *o);
+/* Children of the n paths in all (a missing path has none), read with a
+ * session of the bare client of its own; -1 when they cannot be read. */
+long bench_raw_count_children(const char *hosts, char *const *paths,
+                              long n);
 
 /* locks.c: zklock scenarios, on one libevent loop (bench_base). */
 struct event_base;
@@ -51,5 +59,11 @@ int bench_throughput_fleet(const struct opts *o);
 /* family.c: the semaphore and the read/write lock. */
 int bench_semaphore(const struct opts *o);
 int bench_readmostly(const struct opts *o);
+
+/* multi.c: a multi-lock of N free locks, acquired and released R times. */
+int bench_multilock(const struct opts *o);
+/* --rounds, else the default for a set (or batch) of n: 200 up to 10,
+ * 50 above. */
+long bench_rounds(const struct opts *o, long n);
 
 #endif

@@ -11,6 +11,8 @@
  *     waiters        [--count N] [--sessions S] [--restart ZKDIR]
  *     semaphore      [--waiters N] [--leases L]
  *     readmostly     [--readers N] [--write-every MS] [--seconds S]
+ *     multilock      [--locks N] [--rounds R]
+ *     raw-batch      [--creates N] [--rounds R] [--list]
  *
  * --procs P: P processes, each with its own client and session (a
  * fleet of workers); handoff then has one waiter in each.
@@ -34,7 +36,9 @@ static void usage(void)
             "  handoff        [--waiters N] [--sessions S] | --procs P\n"
             "  waiters        [--count N] [--sessions S] [--restart ZKDIR]\n"
             "  semaphore      [--waiters N] [--leases L]\n"
-            "  readmostly     [--readers N] [--write-every MS] [--seconds S]\n");
+            "  readmostly     [--readers N] [--write-every MS] [--seconds S]\n"
+            "  multilock      [--locks N] [--rounds R]\n"
+            "  raw-batch      [--creates N] [--rounds R] [--list]\n");
 }
 
 int main(int argc, char **argv)
@@ -55,6 +59,8 @@ int main(int argc, char **argv)
         {"readers", required_argument, NULL, 'n'},
         {"leases", required_argument, NULL, 'l'},
         {"write-every", required_argument, NULL, 'w'},
+        {"creates", required_argument, NULL, 'n'},
+        {"rounds", required_argument, NULL, 'R'},
         {NULL, 0, NULL, 0}};
     struct opts o;
     const char *scenario;
@@ -97,6 +103,9 @@ int main(int argc, char **argv)
         case 'w':
             o.every = atol(optarg);
             break;
+        case 'R':
+            o.rounds = atol(optarg);
+            break;
         case 'r':
             o.restart = 1;
             o.zkdir = optarg;
@@ -124,6 +133,10 @@ int main(int argc, char **argv)
         return bench_semaphore(&o);
     if (strcmp(scenario, "readmostly") == 0)
         return bench_readmostly(&o);
+    if (strcmp(scenario, "multilock") == 0)
+        return bench_multilock(&o);
+    if (strcmp(scenario, "raw-batch") == 0)
+        return bench_raw_batch(&o);
     usage();
     return 2;
 }

@@ -293,3 +293,192 @@ int bench_create_latency(const struct opts *o)
     zookeeper_close(r.zh);
     return r.errors != 0;
 }
+
+/* ---------------- raw-batch ---------------- */
+
+/* One create of a batch: its directory and, once created, its node. */
+struct bslot {
+    struct raw *r;
+    char dir[48];
+    char *node;
+};
+
+static long b_replies, b_deleted;
+static uint64_t b_last;
+
+static void batch_created(int rc, const char *value, const void *data)
+{
+    struct bslot *sl = (struct bslot *)(uintptr_t)data;
+
+    b_last = now_us();
+    if (rc == ZOK)
+        sl->node = strdup(value);
+    else
+        sl->r->errors++;
+    b_replies++;
+}
+
+static void batch_listed(int rc, const struct String_vector *sv,
+                         const void *data)
+{
+    struct bslot *sl = (struct bslot *)(uintptr_t)data;
+
+    (void)sv;
+    b_last = now_us();
+    if (rc != ZOK)
+        sl->r->errors++;
+    b_replies++;
+}
+
+static void batch_deleted(int rc, const void *data)
+{
+    struct bslot *sl = (struct bslot *)(uintptr_t)data;
+
+    if (rc != ZOK)
+        sl->r->errors++;
+    b_deleted++;
+}
+
+/* Runs the session until *counter reaches target, or 60 s pass. */
+static int pump_until(struct raw *r, const long *counter, long target)
+{
+    uint64_t end = now_us() + 60000000;
+
+    while (*counter < target && now_us() < end)
+        pump(r, 100);
+    return *counter >= target ? 0 : -1;
+}
+
+/* raw-batch --creates N --rounds R: per round, N creates
+ * (ephemeral-sequential), each under its own directory, sent at once
+ * from one session and timed until the last reply; then their deletes
+ * (not timed). What a multi-lock of N free locks cannot beat. With
+ * --list each create is followed, pipelined, by a listing of its
+ * directory: the requests of a free multi-lock's acquire (create and
+ * listing per lock) without the lock's logic. */
+int bench_raw_batch(const struct opts *o)
+{
+    long n = o->n > 0 ? o->n : 10, rounds = bench_rounds(o, n), i, round;
+    long per = o->list ? 2 : 1; /* replies per directory */
+    struct raw r;
+    struct bslot *sl;
+    lat_t lat;
+
+    if (raw_open(&r, o->hosts) != 0 || raw_dir(&r, RAW_DIR) != 0)
+        return 1;
+    sl = calloc((size_t)n, sizeof *sl);
+    for (i = 0; i < n; i++) {
+        sl[i].r = &r;
+        snprintf(sl[i].dir, sizeof sl[i].dir, RAW_DIR "/b%ld", i);
+        if (raw_dir(&r, sl[i].dir) != 0)
+            return 1;
+    }
+    memset(&lat, 0, sizeof lat);
+    note("raw-batch: %ld rounds of %ld creates%s sent at once, one session",
+         rounds, n, o->list ? " (each with a listing)" : "");
+    /* Round 0 warms up (buffers, the server's caches); not counted. */
+    for (round = 0; round <= rounds; round++) {
+        uint64_t t0;
+
+        b_replies = b_deleted = 0;
+        t0 = now_us();
+        for (i = 0; i < n; i++) {
+            char path[64];
+
+            snprintf(path, sizeof path, "%s/n-", sl[i].dir);
+            if (zoo_acreate(r.zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                            ZOO_EPHEMERAL_SEQUENTIAL, batch_created,
+                            &sl[i]) != ZOK) {
+                r.errors++;
+                b_replies++;
+            }
+            if (o->list &&
+                zoo_aget_children(r.zh, sl[i].dir, 0, batch_listed,
+                                  &sl[i]) != ZOK) {
+                r.errors++;
+                b_replies++;
+            }
+        }
+        if (pump_until(&r, &b_replies, n * per) != 0) {
+            fprintf(stderr, "zklock-bench: raw-batch: no replies\n");
+            return 1;
+        }
+        if (round > 0)
+            lat_add(&lat, b_last - t0);
+        for (i = 0; i < n; i++) {
+            if (sl[i].node == NULL ||
+                zoo_adelete(r.zh, sl[i].node, -1, batch_deleted,
+                            &sl[i]) != ZOK)
+                b_deleted++;
+        }
+        if (pump_until(&r, &b_deleted, n) != 0) {
+            fprintf(stderr, "zklock-bench: raw-batch: deletes unanswered\n");
+            return 1;
+        }
+        for (i = 0; i < n; i++) {
+            free(sl[i].node);
+            sl[i].node = NULL;
+        }
+    }
+    json_begin(o->list ? "raw-batch-list" : "raw-batch");
+    json_int("creates", n);
+    json_int("rounds", rounds);
+    json_num("create_batch_p50_us", lat_pct(&lat, 50));
+    json_num("create_batch_p99_us", lat_pct(&lat, 99));
+    json_int("errors", r.errors);
+    json_end();
+    lat_free(&lat);
+    free(sl);
+    zookeeper_close(r.zh);
+    return r.errors != 0;
+}
+
+/* ---------------- children left ---------------- */
+
+struct count {
+    long replies, children;
+    int errors;
+};
+
+static void synced(int rc, const char *value, const void *data)
+{
+    (void)rc;
+    (void)value;
+    (void)data;
+}
+
+static void children_counted(int rc, const struct String_vector *sv,
+                             const void *data)
+{
+    struct count *k = (struct count *)(uintptr_t)data;
+
+    if (rc == ZOK)
+        k->children += sv->count;
+    else if (rc != ZNONODE)
+        k->errors++;
+    k->replies++;
+}
+
+long bench_raw_count_children(const char *hosts, char *const *paths, long n)
+{
+    struct raw r;
+    struct count k = {0, 0, 0};
+    long i;
+
+    if (raw_open(&r, hosts) != 0)
+        return -1;
+    for (i = 0; i < n; i++) {
+        /* The sync first: this session's read then sees every write
+         * the server has acknowledged to anyone (on an ensemble too). */
+        zoo_async(r.zh, paths[i], synced, NULL);
+        if (zoo_aget_children(r.zh, paths[i], 0, children_counted, &k) !=
+            ZOK) {
+            k.errors++;
+            k.replies++;
+        }
+    }
+    if (pump_until(&r, &k.replies, n) != 0)
+        k.errors++;
+    zookeeper_close(r.zh);
+    return k.errors ? -1 : k.children;
+}

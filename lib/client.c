@@ -754,8 +754,8 @@ void zkl__kick(zkl_client_t *c)
     int fd = -1, events = 0;
     long ms = -1;
 
-    if (c->depth > 0 || c->closing || c->ops == NULL)
-        return; /* the running pass settles */
+    if (c->depth > 0 || c->closing || c->ops == NULL || c->kicks_held)
+        return; /* the running pass (or the batch's last kick) settles */
     c->depth++;
     begin_budget(c);
     settle(c, 0, &fd, &events, &ms);

@@ -469,6 +469,8 @@ struct zkl_client {
     uint64_t budget_end;      /* monotonic us: a pass yields after this */
     int more_io;              /* a pass yielded with replies unread */
     int stepping;             /* inside zkl__run_ready */
+    int kicks_held;           /* a call starting many operations kicks
+                                 once, at its end */
     int freeing;              /* zkl_client_free() requested */
     int closing;              /* teardown under way */
     int dead;                 /* 0, or why the client is unusable */

@@ -439,16 +439,32 @@ void zkl_multi_free(zkl_multi_t *m)
 
     if (m == NULL)
         return;
+    if ((c = m->c) != NULL)
+        c->kicks_held++;
     for (i = 0; i < m->n; i++)
         zkl_lock_free(m->m[i].lk);
-    if ((c = m->c) != NULL) {
+    if (c != NULL) {
         set_goal(m, MG_IDLE);
         if (m->nqueued > 0)
             zkl__purge_multi_events(c, m);
         ZKL__UNLINK(&c->multis, m);
         c->nmultis--;
+        c->kicks_held--;
+        zkl__kick(c);
     }
     zkl__free(m);
+}
+
+/* step() from an API call: the member calls it makes each kick the
+ * client, one pass each; one kick at the end sends them all. */
+static void step_and_kick(zkl_multi_t *m)
+{
+    zkl_client_t *c = m->c;
+
+    c->kicks_held++;
+    step(m);
+    c->kicks_held--;
+    zkl__kick(c);
 }
 
 static int usable(const zkl_multi_t *m)
@@ -479,7 +495,7 @@ int zkl_multi_acquire(zkl_multi_t *m, long timeout_ms)
     m->deadline = timeout_ms > 0 ? zkl__now_ms() + (uint64_t)timeout_ms : 0;
     set_goal(m, MG_ACQUIRE);
     m->suspended = 0;
-    step(m);
+    step_and_kick(m);
     return ZKL_OK;
 }
 
@@ -491,14 +507,16 @@ int zkl_multi_cancel(zkl_multi_t *m)
         return rc;
     if (m->goal != MG_ACQUIRE)
         return ZKL_ENOTPENDING;
+    m->c->kicks_held++;
     fail(m, ZKL_ECANCELED);
+    m->c->kicks_held--;
+    zkl__kick(m->c);
     return ZKL_OK;
 }
 
 int zkl_multi_release(zkl_multi_t *m)
 {
     int rc = usable(m);
-    size_t i;
 
     if (rc != ZKL_OK && rc != ZKL_EAUTH)
         return rc;
@@ -506,9 +524,7 @@ int zkl_multi_release(zkl_multi_t *m)
         return ZKL_ENOTHELD;
     set_goal(m, MG_RELEASE);
     m->status = ZKL_OK;
-    for (i = 0; i < m->n; i++)
-        give_back(&m->m[i]);
-    step(m);
+    step_and_kick(m); /* gives every member back */
     return ZKL_OK;
 }
 

@@ -8,6 +8,7 @@
 //   java CuratorBench HOSTS handoff WAITERS
 //   java CuratorBench HOSTS semaphore WAITERS LEASES
 //   java CuratorBench HOSTS readmostly READERS WRITE_EVERY_MS SECONDS
+//   java CuratorBench HOSTS multilock LOCKS ROUNDS
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -17,6 +18,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
@@ -235,6 +238,38 @@ public class CuratorBench {
             System.out.printf("{\"scenario\":\"readmostly\",\"peer\":\"curator\",\"readers\":%d,"
                 + "\"write_every_ms\":%d,\"read_grants_per_s\":%.1f,\"writes_per_s\":%.2f}%n",
                 n, every, (r1 - r0) / secs, w1 / secs);
+        } else if (sc.equals("multilock")) {
+            // As zklock-bench multilock: one InterProcessMultiLock over
+            // LOCKS InterProcessMutex on distinct free paths, acquired
+            // (timed) and released (not timed) ROUNDS times, one thread.
+            int n = Integer.parseInt(a[2]), rounds = Integer.parseInt(a[3]);
+            List<InterProcessLock> locks = new ArrayList<>();
+            List<String> paths = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                paths.add(base + "/multi-" + i);
+                locks.add(new InterProcessMutex(cf, paths.get(i)));
+            }
+            InterProcessMultiLock m = new InterProcessMultiLock(locks);
+            m.acquire(); m.release(); // the paths exist, as in service
+            long[] lat = new long[rounds];
+            for (int i = 0; i < rounds; i++) {
+                long s = System.nanoTime();
+                m.acquire();
+                lat[i] = System.nanoTime() - s;
+                m.release();
+            }
+            int left = 0;
+            for (String p : paths) {
+                try {
+                    left += cf.getChildren().forPath(p).size();
+                } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
+                    // a container the server removed: nothing left there
+                }
+            }
+            System.out.printf("{\"scenario\":\"multilock\",\"peer\":\"curator\",\"locks\":%d,"
+                + "\"rounds\":%d,\"acquire_p50_us\":%.1f,\"acquire_p99_us\":%.1f,"
+                + "\"nodes_left\":%d}%n",
+                n, rounds, pct(lat, rounds, 50), pct(lat, rounds, 99), left);
         }
         cf.close();
         System.exit(0);
