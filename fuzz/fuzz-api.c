@@ -43,21 +43,25 @@
 #define SLOTS 28
 #define CROWD_FROM 8
 
-struct slot {
-    zkl_lock_t *lk;
+/* What the model expects of one handle (a lock or a multi-lock). */
+struct book {
     /* Accepted acquires / releases not yet answered: after a cancel the
      * handle is idle at once, so a new acquire may be accepted before the
      * cancelled one's callback arrives. */
     int acq_out, rel_out;
     int held, suspended;
+};
+
+struct slot {
+    struct book b;
+    zkl_lock_t *lk;
     int auto_release; /* releases as soon as it acquires: a handoff chain */
 };
 
-/* A multi-lock over both lock paths, with the same bookkeeping. */
+/* A multi-lock over both lock paths. */
 struct mslot {
+    struct book b;
     zkl_multi_t *m;
-    int acq_out, rel_out;
-    int held, suspended;
 };
 #define MSLOTS 2
 
@@ -96,100 +100,78 @@ static void *f_realloc(void *p, size_t n)
 static const zkl_allocator_t failing = {f_malloc, f_calloc, f_realloc,
                                         free};
 
-static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
-                    void *arg)
+/* The events every handle gets, lock or multi-lock, checked against
+ * its book; held_now: what the handle says now. */
+static void book_event(struct book *b, zkl_lock_event_t ev, int status,
+                       int held_now)
 {
-    struct slot *s = arg;
-
-    CHECK(s->lk == lk);
     switch (ev) {
     case ZKL_LOCK_ACQUIRED:
         /* Only the latest acquire can succeed, and callbacks come in
          * the order of the calls. */
-        CHECK(s->acq_out == 1 && status == 0 && !s->held);
-        s->acq_out = 0;
-        s->held = 1;
-        CHECK(zkl_lock_is_held(lk));
-        if (s->auto_release) {
-            CHECK(zkl_lock_release(lk) == ZKL_OK);
-            s->held = 0;
-            s->rel_out++;
-        }
+        CHECK(b->acq_out == 1 && status == 0 && !b->held);
+        b->acq_out = 0;
+        b->held = 1;
+        CHECK(held_now);
         break;
     case ZKL_LOCK_FAILED:
-        CHECK(s->acq_out >= 1 && status < 0);
+        CHECK(b->acq_out >= 1 && status < 0);
         CHECK(status == ZKL_ELOCKED || status == ZKL_ETIMEDOUT ||
               status == ZKL_ECANCELED || status == ZKL_ECLOSED ||
               status == ZKL_ECONNLOSS || status == ZKL_EAUTH ||
-              status == ZKL_EZK);
-        s->acq_out--;
+              status == ZKL_EZK || status == ZKL_ENOMEM);
+        b->acq_out--;
         /* Held already? Only by a later acquire, granted in the same
          * pass but told after this one. */
-        CHECK(!zkl_lock_is_held(lk) || s->held || s->acq_out >= 1);
+        CHECK(!held_now || b->held || b->acq_out >= 1);
         break;
     case ZKL_LOCK_SUSPENDED:
-        CHECK(s->held && !s->suspended);
-        s->suspended = 1;
+        CHECK(b->held && !b->suspended);
+        b->suspended = 1;
         break;
     case ZKL_LOCK_RESTORED:
-        CHECK(s->held && s->suspended);
-        s->suspended = 0;
+        CHECK(b->held && b->suspended);
+        b->suspended = 0;
         break;
     case ZKL_LOCK_LOST:
-        CHECK(s->held);
-        s->held = s->suspended = 0;
-        CHECK(!zkl_lock_is_held(lk));
+        CHECK(b->held);
+        b->held = b->suspended = 0;
+        CHECK(!held_now);
         break;
     case ZKL_LOCK_RELEASED:
-        CHECK(s->rel_out >= 1);
-        s->rel_out--;
+        CHECK(b->rel_out >= 1);
+        b->rel_out--;
         break;
     default:
         CHECK(0);
     }
 }
 
+static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                    void *arg)
+{
+    struct slot *s = arg;
+
+    CHECK(s->lk == lk);
+    /* A lock's acquire fails with ENOMEM only at the call. */
+    CHECK(ev != ZKL_LOCK_FAILED || status != ZKL_ENOMEM);
+    book_event(&s->b, ev, status, zkl_lock_is_held(lk));
+    if (ev == ZKL_LOCK_ACQUIRED && s->auto_release) {
+        CHECK(zkl_lock_release(lk) == ZKL_OK);
+        s->b.held = 0;
+        s->b.rel_out++;
+    }
+}
+
+/* A set's acquire may fail with ENOMEM from the loop: a member's
+ * acquire, started there, can be refused memory. */
 static void multi_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status,
                      void *arg)
 {
     struct mslot *s = arg;
 
     CHECK(s->m == m);
-    switch (ev) {
-    case ZKL_LOCK_ACQUIRED:
-        CHECK(s->acq_out == 1 && status == 0 && !s->held);
-        s->acq_out = 0;
-        s->held = 1;
-        CHECK(zkl_multi_is_held(m));
-        break;
-    case ZKL_LOCK_FAILED:
-        CHECK(s->acq_out >= 1 && status < 0);
-        CHECK(status == ZKL_ELOCKED || status == ZKL_ETIMEDOUT ||
-              status == ZKL_ECANCELED || status == ZKL_ECLOSED ||
-              status == ZKL_ECONNLOSS || status == ZKL_EAUTH ||
-              status == ZKL_EZK || status == ZKL_ENOMEM);
-        s->acq_out--;
-        break;
-    case ZKL_LOCK_SUSPENDED:
-        CHECK(s->held && !s->suspended);
-        s->suspended = 1;
-        break;
-    case ZKL_LOCK_RESTORED:
-        CHECK(s->held && s->suspended);
-        s->suspended = 0;
-        break;
-    case ZKL_LOCK_LOST:
-        CHECK(s->held);
-        s->held = s->suspended = 0;
-        CHECK(!zkl_multi_is_held(m));
-        break;
-    case ZKL_LOCK_RELEASED:
-        CHECK(s->rel_out >= 1);
-        s->rel_out--;
-        break;
-    default:
-        CHECK(0);
-    }
+    book_event(&s->b, ev, status, zkl_multi_is_held(m));
 }
 
 static void write_cb(zkl_client_t *c, int status,
@@ -231,13 +213,13 @@ static void multi_op(uint8_t arg)
             break;
         rc = zkl_multi_acquire(s->m, t);
         if (rc == ZKL_OK) {
-            CHECK(!s->held);
-            s->acq_out++;
+            CHECK(!s->b.held);
+            s->b.acq_out++;
         } else if (rc == ZKL_EHELD) {
-            CHECK(s->held || s->acq_out);
+            CHECK(s->b.held || s->b.acq_out);
         } else if (rc != ZKL_ENOMEM) {
             CHECK(rc == ZKL_EBUSY);
-            CHECK(s->acq_out || s->rel_out);
+            CHECK(s->b.acq_out || s->b.rel_out);
         }
         break;
     }
@@ -245,16 +227,16 @@ static void multi_op(uint8_t arg)
         if (s->m == NULL)
             break;
         rc = zkl_multi_cancel(s->m);
-        CHECK(rc == ZKL_OK ? s->acq_out : rc == ZKL_ENOTPENDING);
+        CHECK(rc == ZKL_OK ? s->b.acq_out : rc == ZKL_ENOTPENDING);
         break;
     case 3:
         if (s->m == NULL)
             break;
         rc = zkl_multi_release(s->m);
         if (rc == ZKL_OK) {
-            CHECK(s->held);
-            s->held = s->suspended = 0;
-            s->rel_out++;
+            CHECK(s->b.held);
+            s->b.held = s->b.suspended = 0;
+            s->b.rel_out++;
         } else {
             /* Not held, or its LOST is on its way. */
             CHECK(rc == ZKL_ENOTHELD);
@@ -316,10 +298,10 @@ static int quiet(void)
     int i;
 
     for (i = 0; i < SLOTS; i++)
-        if (slots[i].acq_out || slots[i].rel_out)
+        if (slots[i].b.acq_out || slots[i].b.rel_out)
             return 0;
     for (i = 0; i < MSLOTS; i++)
-        if (mslots[i].acq_out || mslots[i].rel_out)
+        if (mslots[i].b.acq_out || mslots[i].b.rel_out)
             return 0;
     return listing_out == 0 && writes_out == 0;
 }
@@ -409,13 +391,13 @@ static void one_op(const uint8_t **d, const uint8_t *end)
             break;
         rc = zkl_lock_acquire(s->lk, t);
         if (rc == ZKL_OK) {
-            CHECK(!s->held);
-            s->acq_out++;
+            CHECK(!s->b.held);
+            s->b.acq_out++;
         } else if (rc == ZKL_EHELD) {
-            CHECK(s->held || s->acq_out); /* maybe granted, not yet told */
+            CHECK(s->b.held || s->b.acq_out); /* maybe granted, not yet told */
         } else if (rc != ZKL_ENOMEM) {
             CHECK(rc == ZKL_EBUSY);
-            CHECK(s->acq_out || s->rel_out);
+            CHECK(s->b.acq_out || s->b.rel_out);
         }
         break;
     }
@@ -423,18 +405,18 @@ static void one_op(const uint8_t **d, const uint8_t *end)
         if (s->lk == NULL)
             break;
         rc = zkl_lock_cancel(s->lk);
-        CHECK(rc == ZKL_OK ? s->acq_out : rc == ZKL_ENOTPENDING);
+        CHECK(rc == ZKL_OK ? s->b.acq_out : rc == ZKL_ENOTPENDING);
         break;
     case 3:
         if (s->lk == NULL)
             break;
         rc = zkl_lock_release(s->lk);
         if (rc == ZKL_OK) {
-            CHECK(s->held);
-            s->held = s->suspended = 0;
-            s->rel_out++;
+            CHECK(s->b.held);
+            s->b.held = s->b.suspended = 0;
+            s->b.rel_out++;
         } else {
-            CHECK(rc == ZKL_ENOTHELD && !s->held);
+            CHECK(rc == ZKL_ENOTHELD && !s->b.held);
         }
         break;
     case 4: /* free: silently ends whatever was going on */
@@ -450,10 +432,10 @@ static void one_op(const uint8_t **d, const uint8_t *end)
     case 7: /* queries */
         if (s->lk == NULL)
             break;
-        CHECK(zkl_lock_is_held(s->lk) == s->held);
-        CHECK((zkl_lock_state(s->lk) == ZKL_STATE_HELD) == s->held);
+        CHECK(zkl_lock_is_held(s->lk) == s->b.held);
+        CHECK((zkl_lock_state(s->lk) == ZKL_STATE_HELD) == s->b.held);
         rc = zkl_lock_token(s->lk, &tok);
-        CHECK(s->held ? rc == ZKL_OK && tok > 0 : rc == ZKL_ENOTHELD);
+        CHECK(s->b.held ? rc == ZKL_OK && tok > 0 : rc == ZKL_ENOTHELD);
         rc = zkl_lock_node_name(s->lk, buf, (size_t)(arg % sizeof buf));
         CHECK(rc == ZKL_OK || rc == ZKL_EINVAL || rc == ZKL_ENOTPENDING);
         CHECK(rc != ZKL_OK || (arg % sizeof buf) > 55);
@@ -485,12 +467,12 @@ static void one_op(const uint8_t **d, const uint8_t *end)
                 continue;
             }
             x->auto_release = (arg & 0x80) != 0;
-            if (!x->held && zkl_lock_acquire(x->lk, -1) == ZKL_OK)
-                x->acq_out++;
+            if (!x->b.held && zkl_lock_acquire(x->lk, -1) == ZKL_OK)
+                x->b.acq_out++;
         }
         /* Then let a few go, out of order, while they wait. */
         for (i = CROWD_FROM; i < SLOTS; i++)
-            if ((arg >> (i % 8)) & 1 && slots[i].acq_out)
+            if ((arg >> (i % 8)) & 1 && slots[i].b.acq_out)
                 zkl_lock_cancel(slots[i].lk);
         break;
     }
@@ -534,24 +516,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fail_in = 0; /* the checks below must not fail for want of memory */
     /* Let every answer come, then let go of everything. */
     for (i = 0; i < SLOTS; i++)
-        if (slots[i].lk != NULL && slots[i].acq_out)
+        if (slots[i].lk != NULL && slots[i].b.acq_out)
             zkl_lock_cancel(slots[i].lk); /* maybe answered already */
     for (i = 0; i < MSLOTS; i++)
-        if (mslots[i].m != NULL && mslots[i].acq_out)
+        if (mslots[i].m != NULL && mslots[i].b.acq_out)
             zkl_multi_cancel(mslots[i].m);
     CHECK(run_until(quiet, 5000));
     for (i = 0; i < MSLOTS; i++) {
-        if (mslots[i].held) {
+        if (mslots[i].b.held) {
             CHECK(zkl_multi_release(mslots[i].m) == ZKL_OK);
-            mslots[i].held = 0;
-            mslots[i].rel_out++;
+            mslots[i].b.held = 0;
+            mslots[i].b.rel_out++;
         }
     }
     for (i = 0; i < SLOTS; i++) {
-        if (slots[i].held) {
+        if (slots[i].b.held) {
             CHECK(zkl_lock_release(slots[i].lk) == ZKL_OK);
-            slots[i].held = 0;
-            slots[i].rel_out++;
+            slots[i].b.held = 0;
+            slots[i].b.rel_out++;
         }
     }
     CHECK(run_until(quiet, 5000));

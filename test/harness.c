@@ -268,11 +268,10 @@ zkl_client_t *t_client_start(const char *hosts, int session_ms,
     return c;
 }
 
-void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg)
+/* Records one event of a lock or a multi-lock; held: what the handle
+ * says now. */
+static void t_tally(t_lock_t *t, zkl_lock_event_t ev, int status, int held)
 {
-    t_lock_t *t = arg;
-
-    ASSERT(t->lk == lk);
     if (t->n < 32) {
         t->ev[t->n] = ev;
         t->st[t->n] = status;
@@ -286,13 +285,11 @@ void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg)
         t->acquired++;
         t->grant_ev = t_event_seq;
         t->order = ++t_grant_seq;
-        ASSERT(zkl_lock_is_held(lk));
-        if (t->release_on_acquire)
-            ASSERT_RC(zkl_lock_release(lk), ZKL_OK);
+        ASSERT(held);
         break;
     case ZKL_LOCK_FAILED:
         t->failed++;
-        ASSERT(!zkl_lock_is_held(lk));
+        ASSERT(!held);
         break;
     case ZKL_LOCK_RELEASED:
         t->released++;
@@ -300,7 +297,7 @@ void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg)
     case ZKL_LOCK_LOST:
         t->lost++;
         t->lost_ev = t_event_seq;
-        ASSERT(!zkl_lock_is_held(lk));
+        ASSERT(!held);
         break;
     case ZKL_LOCK_SUSPENDED:
         t->suspended++;
@@ -311,7 +308,7 @@ void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg)
         break;
     case ZKL_LOCK_REVOKE_REQUESTED:
         t->revoked++;
-        ASSERT(zkl_lock_is_held(lk));
+        ASSERT(held);
         break;
     case ZKL_LOCK_QUEUED:
         t->queued++;
@@ -319,6 +316,34 @@ void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg)
         ASSERT(status >= 1);
         break;
     }
+}
+
+void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg)
+{
+    t_lock_t *t = arg;
+
+    ASSERT(t->lk == lk);
+    t_tally(t, ev, status, zkl_lock_is_held(lk));
+    if (ev == ZKL_LOCK_ACQUIRED && t->release_on_acquire)
+        ASSERT_RC(zkl_lock_release(lk), ZKL_OK);
+}
+
+void t_multi_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status, void *arg)
+{
+    t_lock_t *t = arg;
+
+    ASSERT(t->m == m);
+    /* A set is told only these. */
+    ASSERT(ev != ZKL_LOCK_QUEUED && ev != ZKL_LOCK_REVOKE_REQUESTED);
+    t_tally(t, ev, status, zkl_multi_is_held(m));
+}
+
+void t_multi_init(t_multi_t *t, zkl_client_t *c, const char *const *paths,
+                  size_t n)
+{
+    memset(t, 0, sizeof *t);
+    ASSERT_RC(zkl_multi_new(&t->m, c, paths, NULL, n, t_multi_cb, t),
+              ZKL_OK);
 }
 
 void t_lock_init(t_lock_t *t, zkl_client_t *c, const char *path)
@@ -559,6 +584,16 @@ int t_zk_delete_as(const char *digest, const char *path)
 int t_zk_delete(const char *path)
 {
     return t_zk_delete_as(NULL, path);
+}
+
+int t_zk_delete_node(const zkl_lock_t *lk)
+{
+    char name[ZKL_NODE_NAME_SIZE], full[ZKL_PATH_MAX + ZKL_NODE_NAME_SIZE];
+
+    ASSERT(zkl_lock_kind(lk) != ZKL_KIND_LEASE);
+    ASSERT_RC(zkl_lock_node_name(lk, name, sizeof name), ZKL_OK);
+    snprintf(full, sizeof full, "%s/%s", zkl_lock_path(lk), name);
+    return t_zk_delete(full);
 }
 
 static void obs_string_done(int rc, const char *value, const void *data)

@@ -110,9 +110,10 @@ zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn);
 zkl_client_t *t_client_start(const char *hosts, int session_ms,
                              t_conn_t *conn);
 
-/* Records every callback of one lock handle. */
+/* Records every callback of one lock handle, or of one multi-lock. */
 typedef struct t_lock {
     zkl_lock_t *lk;
+    zkl_multi_t *m;       /* a multi-lock's record: the set */
     int ev[32], st[32];
     int n;
     int acquired, failed, released, lost, suspended, restored, revoked;
@@ -126,6 +127,11 @@ typedef struct t_lock {
 extern int t_grant_seq;
 extern int t_event_seq; /* counts every lock event of the process */
 void t_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status, void *arg);
+typedef t_lock_t t_multi_t;
+void t_multi_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status, void *arg);
+/* A multi-lock of paths[0..n-1] (mutexes) recorded in t. */
+void t_multi_init(t_multi_t *t, zkl_client_t *c, const char *const *paths,
+                  size_t n);
 void t_lock_init(t_lock_t *t, zkl_client_t *c, const char *path);
 void t_lock_init_kind(t_lock_t *t, zkl_client_t *c, const char *path,
                       zkl_lock_kind_t kind);
@@ -158,6 +164,9 @@ void t_zk_free_names(char **names, int n);
 int t_zk_wait_count(const char *path, int n, long ms);
 /* Deletes a node (for "someone else deleted the lock node"). */
 int t_zk_delete(const char *path);
+/* Deletes the lock node a handle (not a lease) has now, as someone else
+ * would; the ZooKeeper result. */
+int t_zk_delete_node(const zkl_lock_t *lk);
 /* The same, from a session authenticated as digest "user:password"
  * (NULL: none); returns the ZooKeeper result (ZNOAUTH, ...). */
 int t_zk_delete_as(const char *digest, const char *path);

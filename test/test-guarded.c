@@ -144,7 +144,7 @@ TEST(guarded_write_refused_when_node_gone)
     zkl_client_t *c = t_client(t_hosts(), 4000, &conn);
     const char *p = t_path(NULL);
     const char *d = data_path("data");
-    char name[ZKL_NODE_NAME_SIZE], full[1200];
+    char name[ZKL_NODE_NAME_SIZE];
     static t_lock_t a;
     static t_write_t w;
     zkl_op_t ops[2];
@@ -153,9 +153,7 @@ TEST(guarded_write_refused_when_node_gone)
     ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
     ASSERT(t_run_until(&a.acquired, 5000));
     t_run_for(100);
-    ASSERT_RC(zkl_lock_node_name(a.lk, name, sizeof name), ZKL_OK);
-    snprintf(full, sizeof full, "%s/%s", p, name);
-    ASSERT_EQ(t_zk_delete(full), 0);
+    ASSERT_EQ(t_zk_delete_node(a.lk), 0);
     /* The loop has not run: the holder cannot know. */
     ASSERT(zkl_lock_is_held(a.lk));
     ops[0] = op(ZKL_OP_CREATE, d, "stale", 0, 0);
@@ -210,24 +208,15 @@ TEST(guarded_write_refused_after_expiry)
     fp_free(fp);
 }
 
-static void flag_multi_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status,
-                          void *arg)
-{
-    (void)m;
-    (void)status;
-    if (ev == ZKL_LOCK_ACQUIRED)
-        *(int *)arg = 1;
-}
-
 /* A multi-lock's batch is guarded by every member's node. */
 TEST(guarded_write_multi)
 {
     t_conn_t conn;
     zkl_client_t *c = t_client(t_hosts(), 4000, &conn);
     const char *paths[2] = {t_path("m1"), NULL};
-    char p1[512], name[ZKL_NODE_NAME_SIZE], full[1200];
+    char p1[512], name[ZKL_NODE_NAME_SIZE];
     const char *d = data_path("data");
-    static int acquired;
+    static t_multi_t t;
     static t_write_t w1, w2;
     zkl_multi_t *m;
     zkl_op_t ops[1];
@@ -235,24 +224,19 @@ TEST(guarded_write_multi)
     snprintf(p1, sizeof p1, "%s", paths[0]);
     paths[0] = p1;
     paths[1] = t_path("m2");
-    ASSERT_RC(zkl_multi_new(&m, c, paths, NULL, 2, flag_multi_cb,
-                            &acquired),
-              ZKL_OK);
+    t_multi_init(&t, c, paths, 2);
+    m = t.m;
     ops[0] = op(ZKL_OP_CREATE, d, "x", 0, 0);
     ASSERT_RC(zkl_multi_write(m, ops, 1, t_write_cb, &w1), ZKL_ENOTHELD);
     ASSERT_RC(zkl_multi_write(NULL, ops, 1, t_write_cb, &w1), ZKL_EINVAL);
     ASSERT_RC(zkl_multi_acquire(m, -1), ZKL_OK);
-    ASSERT(t_run_until(&acquired, 5000));
+    ASSERT(t_run_until(&t.acquired, 5000));
     t_run_for(100);
     ASSERT_RC(zkl_multi_write(m, ops, 1, t_write_cb, &w1), ZKL_OK);
     ASSERT(t_run_until(&w1.done, 5000));
     ASSERT_RC(w1.status, ZKL_OK);
     /* One member's node gone: the whole batch is refused. */
-    ASSERT_RC(zkl_lock_node_name(zkl_multi_lock(m, 1), name, sizeof name),
-              ZKL_OK);
-    snprintf(full, sizeof full, "%s/%s", zkl_lock_path(zkl_multi_lock(m, 1)),
-             name);
-    ASSERT_EQ(t_zk_delete(full), 0);
+    ASSERT_EQ(t_zk_delete_node(zkl_multi_lock(m, 1)), 0);
     ops[0] = op(ZKL_OP_DELETE, d, NULL, 0, -1);
     ASSERT_RC(zkl_multi_write(m, ops, 1, t_write_cb, &w2), ZKL_OK);
     ASSERT(t_run_until(&w2.done, 5000));

@@ -116,7 +116,6 @@ TEST(latch_leader_session_lost)
     zkl_client_t *b = t_client(t_hosts(), 4000, &c2);
     const char *p = t_path(NULL);
     static t_lock_t la, lb;
-    char name[ZKL_NODE_NAME_SIZE], full[1200];
 
     memset(&la, 0, sizeof la);
     memset(&lb, 0, sizeof lb);
@@ -128,9 +127,7 @@ TEST(latch_leader_session_lost)
     ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
     t_run_for(100);
     /* Someone deletes the leader's node: it is told at once. */
-    ASSERT_RC(zkl_lock_node_name(la.lk, name, sizeof name), ZKL_OK);
-    snprintf(full, sizeof full, "%s/%s", p, name);
-    ASSERT_EQ(t_zk_delete(full), 0);
+    ASSERT_EQ(t_zk_delete_node(la.lk), 0);
     ASSERT(t_run_until(&la.lost, 5000));
     ASSERT_RC(la.last_status, ZKL_ENODEGONE);
     ASSERT(t_run_until(&lb.acquired, 5000));

@@ -701,13 +701,10 @@ TEST(node_deleted_by_other)
     zkl_client_t *c1 = t_client(t_hosts(), 4000, NULL);
     zkl_client_t *c2 = t_client(t_hosts(), 4000, NULL);
     const char *p = t_path(NULL);
-    char name[64], full[512];
     t_lock_t a, b;
 
     t_hold_and_queue(&a, c1, &b, c2, p);
-    ASSERT_RC(zkl_lock_node_name(a.lk, name, sizeof name), ZKL_OK);
-    snprintf(full, sizeof full, "%s/%s", p, name);
-    ASSERT_EQ(t_zk_delete(full), 0);
+    ASSERT_EQ(t_zk_delete_node(a.lk), 0);
     ASSERT(t_run_until(&a.lost, 5000));
     ASSERT_RC(a.last_status, ZKL_ENODEGONE);
     ASSERT(!zkl_lock_is_held(a.lk));
@@ -1003,13 +1000,7 @@ TEST(reentrant_counts_holds)
     ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
     ASSERT(WAIT_FOR(a.acquired == 5, 5000));
     t_run_for(100); /* the own-node watch */
-    {
-        char name[ZKL_NODE_NAME_SIZE], full[1200];
-
-        ASSERT_RC(zkl_lock_node_name(a.lk, name, sizeof name), ZKL_OK);
-        snprintf(full, sizeof full, "%s/%s", p, name);
-        ASSERT_EQ(t_zk_delete(full), 0);
-    }
+    ASSERT_EQ(t_zk_delete_node(a.lk), 0);
     ASSERT(t_run_until(&a.lost, 5000));
     ASSERT_RC(a.last_status, ZKL_ENODEGONE);
     ASSERT_EQ(zkl_lock_hold_count(a.lk), 0);

@@ -6,61 +6,6 @@
 #include "faultproxy.h"
 #include "harness.h"
 
-/* Records every callback of one multi-lock. */
-typedef struct t_multi {
-    zkl_multi_t *m;
-    int ev[32], st[32];
-    int n, acquired, failed, released, lost, suspended, restored;
-    int last_status;
-} t_multi_t;
-
-static void t_multi_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status,
-                       void *arg)
-{
-    t_multi_t *t = arg;
-
-    ASSERT(t->m == m);
-    if (t->n < 32) {
-        t->ev[t->n] = ev;
-        t->st[t->n] = status;
-    }
-    t->n++;
-    t->last_status = status;
-    switch (ev) {
-    case ZKL_LOCK_ACQUIRED:
-        t->acquired++;
-        ASSERT(zkl_multi_is_held(m));
-        break;
-    case ZKL_LOCK_FAILED:
-        t->failed++;
-        ASSERT(!zkl_multi_is_held(m));
-        break;
-    case ZKL_LOCK_RELEASED:
-        t->released++;
-        break;
-    case ZKL_LOCK_LOST:
-        t->lost++;
-        ASSERT(!zkl_multi_is_held(m));
-        break;
-    case ZKL_LOCK_SUSPENDED:
-        t->suspended++;
-        break;
-    case ZKL_LOCK_RESTORED:
-        t->restored++;
-        break;
-    default:
-        FAILF("unexpected event %d", ev);
-    }
-}
-
-static void t_multi_init(t_multi_t *t, zkl_client_t *c,
-                         const char *const *paths, size_t n)
-{
-    memset(t, 0, sizeof *t);
-    ASSERT_RC(zkl_multi_new(&t->m, c, paths, NULL, n, t_multi_cb, t),
-              ZKL_OK);
-}
-
 /* n fresh lock paths, kept for the test's life. */
 static const char **paths_of(int n, const char *tag)
 {
@@ -273,16 +218,12 @@ TEST(multi_lost_member_gives_back_the_rest)
     zkl_client_t *c = t_client(t_hosts(), 4000, &conn);
     const char **p = paths_of(3, "l");
     static t_multi_t t;
-    char name[ZKL_NODE_NAME_SIZE], full[1200];
 
     t_multi_init(&t, c, p, 3);
     ASSERT_RC(zkl_multi_acquire(t.m, -1), ZKL_OK);
     ASSERT(t_run_until(&t.acquired, 5000));
     t_run_for(100); /* own-node watches */
-    ASSERT_RC(zkl_lock_node_name(zkl_multi_lock(t.m, 1), name, sizeof name),
-              ZKL_OK);
-    snprintf(full, sizeof full, "%s/%s", p[1], name);
-    ASSERT_EQ(t_zk_delete(full), 0);
+    ASSERT_EQ(t_zk_delete_node(zkl_multi_lock(t.m, 1)), 0);
     ASSERT(t_run_until(&t.lost, 5000));
     ASSERT_RC(t.last_status, ZKL_ENODEGONE);
     ASSERT_EQ(t_zk_wait_count(p[0], 0, 5000), 0);
