@@ -791,13 +791,16 @@ typedef struct zkl_op_result {
 /* status: 0 when every op was applied, at once and only while the lock
  * was held; ZKL_EFENCED when the lock's node was gone when the batch
  * reached the server (the session expired, even if this client has not
- * said LOST yet, or someone deleted it); ZKL_EWRITE when one op was
- * refused (its result says why); ZKL_ESESSION, ZKL_ECLOSED, ZKL_EAUTH,
- * ZKL_ENOMEM: nothing was written. ZKL_ECONNLOSS alone leaves the
- * outcome unknown: the connection broke after the batch was sent, and a
- * batch is not retried (read the nodes to find out). results (n
- * entries, in the order given) and their paths are borrowed for the
- * callback's duration; NULL unless status is 0 or ZKL_EWRITE. */
+ * said LOST yet, or someone deleted it): nothing was written; ZKL_EWRITE
+ * when one op was refused (its result says why): nothing was written;
+ * ZKL_EAUTH or ZKL_EZK when the server refused a lock node's check for
+ * another reason: nothing was written. ZKL_ECONNLOSS leaves the outcome
+ * unknown: the batch was sent and no answer came (the connection or the
+ * session broke, or the client was freed); if it was applied, it was
+ * while the lock was held. A batch is not retried: read the nodes to
+ * find out. results (n entries, in the order given) and their paths are
+ * borrowed for the callback's duration; NULL unless status is 0 or
+ * ZKL_EWRITE. */
 typedef void (*zkl_write_cb)(zkl_client_t *c, int status,
                              const zkl_op_result_t *results, size_t n,
                              void *arg);

@@ -109,6 +109,8 @@ static zkl__contenders_req_t *part_answered(const void *data, int rc)
 
     if (!r->c->closing)
         zkl__on_result(r->c, rc, r->sent_at);
+    else if (r->status == ZKL_OK)
+        r->status = ZKL_ECLOSED; /* see list_done */
     r->outstanding--;
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
@@ -220,9 +222,15 @@ static void list_done(int rc, const struct String_vector *sv,
     if (!c->closing)
         zkl__on_result(c, rc, r->sent_at);
     r->outstanding--;
+    /* Answered while the client closes (it reads what is on its way
+     * first): the caller was promised ZKL_ECLOSED. */
+    if (c->closing && r->status == ZKL_OK)
+        r->status = ZKL_ECLOSED;
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
-        r->status = sv != NULL && sv->count > 0 ? copy_names(r, sv) : ZKL_OK;
+        if (r->status == ZKL_OK)
+            r->status = sv != NULL && sv->count > 0 ? copy_names(r, sv)
+                                                    : ZKL_OK;
         break;
     case ZKL__RC_NONODE:
         r->status = ZKL_OK; /* no lock path: nobody contends */

@@ -80,7 +80,9 @@ static void write_done(int rc, const void *data)
         return;
     }
 
-    zkl__on_result(c, rc, w->sent_at);
+    c->writes_out--;
+    if (!c->closing)
+        zkl__on_result(c, rc, w->sent_at);
     if (rc == ZOK) {
         for (i = 0; i < w->n; i++) {
             w->out[i].status = ZKL_OK;
@@ -89,13 +91,13 @@ static void write_done(int rc, const void *data)
                                  : NULL;
         }
         w->status = ZKL_OK;
-    } else if (c->closing) {
-        w->status = ZKL_ECLOSED;
     } else if (zkl__rc_class(rc) == ZKL__RC_CONNLOSS ||
                zkl__rc_class(rc) == ZKL__RC_GONE) {
-        /* ZRUNTIMEINCONSISTENCY as the batch's own code is the silent
-         * reset's (see error.c): the outcome is unknown there too. */
-        w->status = zkl__from_zk(rc);
+        /* Sent, and no answer: the server may have applied it before
+         * the connection, the session or the client went (only while
+         * the lock nodes existed). ZRUNTIMEINCONSISTENCY as the batch's
+         * own code is the silent reset's (see error.c). */
+        w->status = ZKL_ECONNLOSS;
     } else {
         size_t bad = w->nguards + w->n;
 
@@ -248,6 +250,7 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
         return zkl__from_zk(rc);
     }
     c->nreqs++;
+    c->writes_out++;
     c->stats.requests++;
     zkl__kick(c);
     return ZKL_OK;

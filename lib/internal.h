@@ -506,6 +506,7 @@ struct zkl_client {
     size_t nmultis;
     size_t nmulti_timed;      /* of those, acquiring with a deadline */
     zkl__write_req_t *orphans; /* guarded writes whose call failed late */
+    size_t writes_out;        /* guarded writes not yet answered */
     size_t nnotify;           /* attempts that may queue ZKL_LOCK_QUEUED */
     zkl__sem_t *sems;         /* semaphore acquires under way */
     zkl__listing_t *listings; /* joined in this pass, sent at its end */

@@ -14,10 +14,18 @@
 //     (seeded with N).
 //   java CuratorPeer HOSTS NODEPATH 0 0 revoke
 //     Curator's Revoker on one lock node; prints "REVOKE-SENT <ms>".
+//   java CuratorPeer HOSTS PATH WAIT_MS HOLD_MS latch ID
+//     A LeaderLatch participant with id ID: prints "LEADER <ms> <id>"
+//     with the id of the leader it first sees (itself or another),
+//     then "ACQUIRED <ms> <node>" once it leads (or "TIMEOUT <ms>"),
+//     "LOST <ms>" if it stops leading before HOLD_MS are up, and
+//     "RELEASED <ms>" when it leaves (close) after HOLD_MS.
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.Participant;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
@@ -43,6 +51,10 @@ public class CuratorPeer {
         }
         if (kind.startsWith("sem")) {
             lease(cf, path, waitMs, holdMs, kind);
+            return;
+        }
+        if (kind.equals("latch")) {
+            latch(cf, path, waitMs, holdMs, args[5]);
             return;
         }
         InterProcessMutex m;
@@ -107,6 +119,49 @@ public class CuratorPeer {
         }
         if (count != null)
             count.close();
+        cf.close();
+    }
+
+    static void latch(CuratorFramework cf, String path, long waitMs,
+                      long holdMs, String id) throws Exception {
+        LeaderLatch l = new LeaderLatch(cf, path, id);
+        l.start();
+        System.out.println("READY " + System.currentTimeMillis());
+        // The leader as Curator reads it from the first node's data.
+        for (int i = 0; i < 200; i++) {
+            Participant p = l.getLeader();
+            if (p.isLeader()) {
+                System.out.println("LEADER " + System.currentTimeMillis()
+                                   + " " + p.getId());
+                break;
+            }
+            Thread.sleep(50);
+        }
+        boolean got;
+        if (waitMs < 0) {
+            l.await();
+            got = true;
+        } else {
+            got = l.await(waitMs, TimeUnit.MILLISECONDS);
+        }
+        if (!got) {
+            System.out.println("TIMEOUT " + System.currentTimeMillis());
+        } else {
+            System.out.println("ACQUIRED " + System.currentTimeMillis() + " "
+                               + l.getOurPath());
+            long end = System.currentTimeMillis() + holdMs;
+            while (System.currentTimeMillis() < end) {
+                if (!l.hasLeadership()) {
+                    System.out.println("LOST " + System.currentTimeMillis());
+                    break;
+                }
+                Thread.sleep(20);
+            }
+        }
+        long t = System.currentTimeMillis();
+        l.close();
+        if (got)
+            System.out.println("RELEASED " + t);
         cf.close();
     }
 }

@@ -2,8 +2,9 @@
 # Interop with Curator 5 (Debian's libcurator-recipes-java): a zklock
 # process and a Java process on one lock path exclude each other and
 # share one FIFO queue, in both directions: InterProcessMutex, both sides
-# of InterProcessReadWriteLock, revocation (Revoker, makeRevocable) and
-# InterProcessSemaphoreV2.
+# of InterProcessReadWriteLock, revocation (Revoker, makeRevocable),
+# InterProcessSemaphoreV2, LeaderLatch (zklock elect) and a zklock set of
+# several paths (zklock run PATH PATH ...) beside InterProcessMutex.
 set -u
 SUITE=curator
 . "$(dirname "$0")/lib.sh"
@@ -163,8 +164,13 @@ t_semaphore_mixed_never_over_limit() {
     # users on one semaphore: every one gets a lease, at most two hold
     # at any time, and both kinds hold side by side.
     local p="$base/sem" i f
+    # The JVMs take a second or more to start: the zklock users join
+    # once a Curator user holds, so that the two kinds meet.
     for i in 1 2 3; do
         peer "$p" 60000 700 sem2 > "$tmp/cs$i" &
+    done
+    wait_line "$tmp/cs1" ACQUIRED 30 || return 1
+    for i in 1 2 3; do
         "$ZKLOCK" run -s "$H" -L 2 "$p" -- sh -c \
             'echo "S $(date +%s%3N)"; sleep 0.7; echo "E $(date +%s%3N)"' > "$tmp/zs$i" &
     done
@@ -186,6 +192,90 @@ t_semaphore_mixed_never_over_limit() {
     wait_count "$p/locks" 0 5
 }
 
+# LeaderLatch and zklock elect on one path: one leader at a time,
+# passed on in join order both ways when the leader leaves: zklock A
+# leads, Curator B follows, zklock C follows B. Curator reads A's id
+# from A's node as the leader's; ls -l shows B's node as a latch.
+t_latch_leadership_both_ways() {
+    local p="$base/latch"
+    "$ZKLOCK" elect -s "$H" --id zk-a "$p" -- sh -c 'echo "S $(date +%s%3N)"; sleep 3; echo "E $(date +%s%3N)"' > "$tmp/la" &
+    wait_line "$tmp/la" S 10 || return 1
+    peer "$p" -1 1500 latch cur-b > "$tmp/lb" &
+    wait_count "$p" 2 20 || return 1
+    "$ZKLOCK" elect -s "$H" --id zk-c "$p" -- sh -c 'echo "S $(date +%s%3N)"' > "$tmp/lc" &
+    wait_count "$p" 3 5 || return 1
+    "$ZKLOCK" ls -s "$H" -l "$p" > "$tmp/ll" || return 1
+    cat "$tmp/ll"
+    sed -n 1p "$tmp/ll" | grep -Eq '^latch \* _c_[0-9a-f-]{36}-latch-[0-9]{10} zk-a$' || return 1
+    sed -n 2p "$tmp/ll" | grep -Eq '^latch - _c_[0-9a-f-]{36}-latch-[0-9]{10} cur-b$' || return 1
+    sed -n 3p "$tmp/ll" | grep -Eq '^latch - _c_[0-9a-f-]{36}-latch-[0-9]{10} zk-c$' || return 1
+    "$ZKLOCK" elect -s "$H" -n "$p" -- true 2>/dev/null
+    [ $? = 1 ] || { echo "a zklock elector led beside zklock A"; return 1; }
+    wait
+    local aend=$(field "$tmp/la" E 2) bacq=$(field "$tmp/lb" ACQUIRED 2) brel=$(field "$tmp/lb" RELEASED 2) c=$(field "$tmp/lc" S 2)
+    echo "A led until $aend, B led $bacq..$brel, C led from $c; B first saw $(field "$tmp/lb" LEADER 3)"
+    [ "$(field "$tmp/lb" LEADER 3)" = zk-a ] || return 1
+    ! grep -q '^LOST' "$tmp/lb" || { echo "Curator lost its leadership"; return 1; }
+    [ -n "$bacq" ] && [ "$bacq" -ge "$aend" ] && [ -n "$c" ] && [ "$c" -ge "$brel" ] || return 1
+    wait_count "$p" 0 5
+}
+
+# The other way round: Curator leads; zklock elect neither leads beside
+# it (-n) nor in time (-t), leaving nothing; a waiting elector leads once
+# Curator leaves, and Curator saw itself as the leader.
+t_latch_curator_leads() {
+    local p="$base/latch2"
+    peer "$p" -1 3000 latch cur-a > "$tmp/l2a" &
+    wait_line "$tmp/l2a" ACQUIRED 20 || return 1
+    "$ZKLOCK" ls -s "$H" -l "$p" | grep -Eq '^latch \* _c_[0-9a-f-]{36}-latch-[0-9]{10} cur-a$' || return 1
+    "$ZKLOCK" elect -s "$H" -n "$p" -- true 2>/dev/null
+    [ $? = 1 ] || { echo "zklock led while Curator led"; return 1; }
+    "$ZKLOCK" elect -s "$H" -t 0.5 "$p" -- true 2>/dev/null
+    [ $? = 1 ] || { echo "zklock led while Curator led"; return 1; }
+    [ "$(count "$p")" = 1 ] || return 1
+    "$ZKLOCK" elect -s "$H" --id zk-b "$p" -- sh -c 'date +%s%3N' > "$tmp/l2b" || return 1
+    wait
+    local rel=$(field "$tmp/l2a" RELEASED 2) got=$(cat "$tmp/l2b")
+    echo "Curator led until $rel, zklock led at $got"
+    [ "$(field "$tmp/l2a" LEADER 3)" = cur-a ] || return 1
+    ! grep -q '^LOST' "$tmp/l2a" || return 1
+    [ -n "$got" ] && [ "$got" -ge "$rel" ] || return 1
+    wait_count "$p" 0 5
+}
+
+# A Curator InterProcessMutex on one path of a zklock set: the set gives
+# up after -t (exit 1, COMMAND not run, no node left on either path);
+# a set that waits runs once Curator releases. And the other way: while
+# a zklock set holds, Curator cannot take either of its paths.
+t_curator_mutex_and_zklock_set() {
+    local p1="$base/set1" p2="$base/set2" t0 el st
+    peer "$p2" -1 4000 > "$tmp/ms" &
+    wait_line "$tmp/ms" ACQUIRED 20 || return 1
+    t0=$(date +%s%N)
+    "$ZKLOCK" run -s "$H" -t 2 "$p1" "$p2" -- echo SHOULD-NOT-RUN > "$tmp/mo" 2> "$tmp/me"
+    st=$?
+    el=$(( ($(date +%s%N) - t0) / 1000000 ))
+    cat "$tmp/me"
+    [ $st = 1 ] || { echo "exit $st"; return 1; }
+    [ "$el" -ge 2000 ] || { echo "gave up after $el ms"; return 1; }
+    grep -q "not acquired within 2 s" "$tmp/me" || return 1
+    ! grep -q SHOULD-NOT-RUN "$tmp/mo" || return 1
+    [ "$(count "$p1")" = 0 ] && [ "$(count "$p2")" = 1 ] || return 1
+    "$ZKLOCK" run -s "$H" -t 30 "$p2" "$p1" -- sh -c 'date +%s%3N; sleep 3; date +%s%3N' > "$tmp/ms2" &
+    wait_line "$tmp/ms" RELEASED 20 || return 1
+    wait_count "$p1" 1 10 || return 1
+    wait_count "$p2" 1 10 || return 1
+    peer "$p1" 300 0 > "$tmp/ms3" || return 1
+    grep -q '^TIMEOUT' "$tmp/ms3" || { echo "Curator got $p1 from a zklock set"; cat "$tmp/ms3"; return 1; }
+    peer "$p2" 300 0 > "$tmp/ms3" || return 1
+    grep -q '^TIMEOUT' "$tmp/ms3" || { echo "Curator got $p2 from a zklock set"; cat "$tmp/ms3"; return 1; }
+    wait
+    local rel=$(field "$tmp/ms" RELEASED 2) got=$(head -1 "$tmp/ms2") end=$(sed -n 2p "$tmp/ms2")
+    echo "Curator released $rel, the set ran $got..$end"
+    [ -n "$end" ] && [ "$got" -ge "$rel" ] || return 1
+    wait_count "$p1" 0 5 && wait_count "$p2" 0 5
+}
+
 check compile_peer t_compile
 check curator_holds_zklock_waits t_curator_holds_zklock_waits
 check zklock_holds_curator_waits t_zklock_holds_curator_waits
@@ -197,4 +287,7 @@ check readers_hold_together t_readers_hold_together
 check curator_revoker_reaches_zklock t_curator_revoker_reaches_zklock
 check zklock_revoke_reaches_curator t_zklock_revoke_reaches_curator
 check semaphore_mixed_never_over_limit t_semaphore_mixed_never_over_limit
+check latch_leadership_both_ways t_latch_leadership_both_ways
+check latch_curator_leads t_latch_curator_leads
+check curator_mutex_and_zklock_set t_curator_mutex_and_zklock_set
 finish

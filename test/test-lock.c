@@ -1017,3 +1017,32 @@ TEST(reentrant_counts_holds)
     zkl_lock_free(other.lk);
     zkl_client_free(c);
 }
+
+/* Freeing a client while its requests are on their way (creates of a
+ * lock path's parents and of the lock node, the listing behind them):
+ * the session's close must still reach the server, so its nodes go at
+ * once, not a session timeout later. The ZooKeeper client alone closes
+ * the socket on the first reply it reads and the close can be lost. */
+TEST(free_client_with_requests_in_flight)
+{
+    int i, left = 0;
+
+    for (i = 0; i < 30; i++) {
+        zkl_client_t *c = t_client(t_hosts(), 10000, NULL);
+        char sfx[32];
+        const char *p;
+        static t_lock_t a;
+
+        snprintf(sfx, sizeof sfx, "deep%d/er/lock", i);
+        p = t_path(sfx);
+        t_lock_init(&a, c, p);
+        ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+        t_run_for(i % 3); /* sent; answers on their way or some in */
+        zkl_client_free(c);
+        ASSERT(a.n <= 2);
+        zkl_lock_free(a.lk);
+        if (t_zk_wait_count(p, 0, 3000) != 0)
+            left++;
+    }
+    ASSERT_EQ(left, 0);
+}
