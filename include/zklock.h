@@ -286,9 +286,11 @@ ZKL_EXTERN int zkl_client_new(zkl_client_t **out, const zkl_options_t *o);
  * connected; when it is not, the nodes stay until the server expires the
  * session (one session timeout). Lock handles stay valid but
  * inert (every call returns ZKL_ECLOSED) until the user frees them.
- * The loop adapter's detach hook is called. May block up to ~4.5 s when
- * the server does not acknowledge the close (a limit of the ZooKeeper
- * client). NULL is ignored. */
+ * Replies still on their way are read first (for at most 1 s), so that
+ * the close reaches the server on a quiet connection. The loop
+ * adapter's detach hook is called. May block up to ~5.5 s when the
+ * server does not answer (a limit of the ZooKeeper client). NULL is
+ * ignored. */
 ZKL_EXTERN void zkl_client_free(zkl_client_t *c);
 
 /* Current connection state: ZKL_CONN_CONNECTED or ZKL_CONN_RECONNECTED
