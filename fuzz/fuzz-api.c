@@ -62,6 +62,7 @@ struct slot {
 struct mslot {
     struct book b;
     zkl_multi_t *m;
+    int kept; /* LOST told; its other members are kept till released */
 };
 #define MSLOTS 2
 
@@ -172,6 +173,8 @@ static void multi_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status,
 
     CHECK(s->m == m);
     book_event(&s->b, ev, status, zkl_multi_is_held(m));
+    if (ev == ZKL_LOCK_LOST)
+        s->kept = 1;
 }
 
 static void write_cb(zkl_client_t *c, int status,
@@ -215,6 +218,7 @@ static void multi_op(uint8_t arg)
         if (rc == ZKL_OK) {
             CHECK(!s->b.held);
             s->b.acq_out++;
+            s->kept = 0;
         } else if (rc == ZKL_EHELD) {
             CHECK(s->b.held || s->b.acq_out);
         } else if (rc != ZKL_ENOMEM) {
@@ -234,8 +238,8 @@ static void multi_op(uint8_t arg)
             break;
         rc = zkl_multi_release(s->m);
         if (rc == ZKL_OK) {
-            CHECK(s->b.held);
-            s->b.held = s->b.suspended = 0;
+            CHECK(s->b.held || s->kept);
+            s->b.held = s->b.suspended = s->kept = 0;
             s->b.rel_out++;
         } else {
             /* Not held, or its LOST is on its way. */
@@ -523,9 +527,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             zkl_multi_cancel(mslots[i].m);
     CHECK(run_until(quiet, 5000));
     for (i = 0; i < MSLOTS; i++) {
-        if (mslots[i].b.held) {
+        if (mslots[i].b.held || mslots[i].kept) {
             CHECK(zkl_multi_release(mslots[i].m) == ZKL_OK);
-            mslots[i].b.held = 0;
+            mslots[i].b.held = mslots[i].kept = 0;
             mslots[i].b.rel_out++;
         }
     }

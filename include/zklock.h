@@ -833,9 +833,12 @@ typedef struct zkl_multi zkl_multi_t;
 /* Events as for a lock: ACQUIRED (all held), FAILED (none held: status
  * as for a lock, ZKL_EKIND for a member path in use by another kind),
  * SUSPENDED / RESTORED (the hold as a whole is uncertain / confirmed),
- * LOST (a member's hold ended: status as for a lock; the others are
- * released in the background), RELEASED (all given back; the first
- * member's non-zero status, else 0). */
+ * LOST (a member's hold ended: status as for a lock; the set no longer
+ * holds, but the other members are kept, since the caller may still be
+ * at work under them, until zkl_multi_release() gives them back, a new
+ * zkl_multi_acquire() takes the set again, or zkl_multi_free()),
+ * RELEASED (all given back; the first member's non-zero status, else
+ * 0). */
 typedef void (*zkl_multi_cb)(zkl_multi_t *m, zkl_lock_event_t ev,
                              int status, void *arg);
 
@@ -878,8 +881,9 @@ ZKL_EXTERN int zkl_multi_acquire(zkl_multi_t *m, long timeout_ms);
  * members already held are given back in the background.
  * Errors: ZKL_EINVAL, ZKL_ENOTPENDING, ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_multi_cancel(zkl_multi_t *m);
-/* Releases every member. Callback: exactly one RELEASED.
- * Errors: ZKL_EINVAL, ZKL_ENOTHELD, ZKL_ECLOSED. */
+/* Releases every member (after LOST: those still held). Callback:
+ * exactly one RELEASED. Errors: ZKL_EINVAL, ZKL_ENOTHELD (neither held
+ * nor lost with members kept), ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_multi_release(zkl_multi_t *m);
 /* 1 from ACQUIRED until zkl_multi_release() or LOST, else 0. */
 ZKL_EXTERN int zkl_multi_is_held(const zkl_multi_t *m);

@@ -233,7 +233,8 @@ static void list_done(int rc, const struct String_vector *sv,
                                                     : ZKL_OK;
         break;
     case ZKL__RC_NONODE:
-        r->status = ZKL_OK; /* no lock path: nobody contends */
+        if (!c->closing)
+            r->status = ZKL_OK; /* no lock path: nobody contends */
         break;
     default:
         note_status(r, rc);

@@ -36,7 +36,11 @@ enum mst {
     MS_LOSING     /* its LOST is due (a release came too late) */
 };
 
-enum mgoal { MG_IDLE, MG_ACQUIRE, MG_HOLD, MG_RELEASE };
+/* MG_LOST: a member's hold ended and the set was told LOST; the other
+ * members are kept until the user releases, acquires anew or frees: the
+ * user may still be at work under them, and a lock that is still ours
+ * is not given up behind their back. */
+enum mgoal { MG_IDLE, MG_ACQUIRE, MG_HOLD, MG_RELEASE, MG_LOST };
 
 static void step(zkl_multi_t *m);
 
@@ -138,7 +142,6 @@ static void member_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
 {
     struct zkl__member *mb = arg;
     zkl_multi_t *m = mb->m;
-    size_t i;
 
     (void)lk;
     /* An acquire given up on ends with its FAILED, or, when it was
@@ -167,9 +170,7 @@ static void member_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     case ZKL_LOCK_LOST:
         mb->st = MS_IDLE;
         if (m->goal == MG_HOLD) {
-            for (i = 0; i < m->n; i++)
-                give_back(&m->m[i]);
-            set_goal(m, MG_IDLE);
+            set_goal(m, MG_LOST);
             queue(m, ZKL_LOCK_LOST, status);
         } else if (m->goal == MG_RELEASE && m->status == ZKL_OK) {
             m->status = status;
@@ -259,6 +260,7 @@ static void step(zkl_multi_t *m)
         queue(m, ZKL_LOCK_RELEASED, m->status);
         break;
     case MG_HOLD:
+    case MG_LOST:
         break;
     }
 }
@@ -353,6 +355,7 @@ void zkl__multi_close(zkl_client_t *c)
             queue(m, ZKL_LOCK_RELEASED, ZKL_ECLOSED);
             break;
         case MG_IDLE:
+        case MG_LOST:
             break;
         }
         set_goal(m, MG_IDLE);
@@ -484,7 +487,7 @@ int zkl_multi_acquire(zkl_multi_t *m, long timeout_ms)
         return rc;
     if (m->goal == MG_HOLD)
         return ZKL_EHELD;
-    if (m->goal != MG_IDLE)
+    if (m->goal != MG_IDLE && m->goal != MG_LOST)
         return ZKL_EBUSY;
     if ((rc = zkl__evq_reserve_one(m->c)) != ZKL_OK)
         return rc;
@@ -520,7 +523,7 @@ int zkl_multi_release(zkl_multi_t *m)
 
     if (rc != ZKL_OK && rc != ZKL_EAUTH)
         return rc;
-    if (m->goal != MG_HOLD)
+    if (m->goal != MG_HOLD && m->goal != MG_LOST)
         return ZKL_ENOTHELD;
     set_goal(m, MG_RELEASE);
     m->status = ZKL_OK;

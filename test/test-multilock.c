@@ -210,9 +210,10 @@ TEST(multi_waits_holding_only_a_prefix)
     zkl_client_free(o);
 }
 
-/* A member's node deleted by someone else: the set is LOST, the other
- * members are given back. */
-TEST(multi_lost_member_gives_back_the_rest)
+/* A member's node deleted by someone else: the set is LOST, and the
+ * other members are kept (the caller may still be at work under them)
+ * until it releases or acquires anew. */
+TEST(multi_lost_member_keeps_the_rest)
 {
     t_conn_t conn;
     zkl_client_t *c = t_client(t_hosts(), 4000, &conn);
@@ -226,15 +227,32 @@ TEST(multi_lost_member_gives_back_the_rest)
     ASSERT_EQ(t_zk_delete_node(zkl_multi_lock(t.m, 1)), 0);
     ASSERT(t_run_until(&t.lost, 5000));
     ASSERT_RC(t.last_status, ZKL_ENODEGONE);
-    ASSERT_EQ(t_zk_wait_count(p[0], 0, 5000), 0);
-    ASSERT_EQ(t_zk_wait_count(p[2], 0, 5000), 0);
+    ASSERT(!zkl_multi_is_held(t.m));
+    t_run_for(300);
+    ASSERT_EQ(t_zk_count(p[0]), 1);
+    ASSERT_EQ(t_zk_count(p[1]), 0);
+    ASSERT_EQ(t_zk_count(p[2]), 1);
+    ASSERT_RC(zkl_multi_cancel(t.m), ZKL_ENOTPENDING);
+    /* Release gives the rest back. */
+    ASSERT_RC(zkl_multi_release(t.m), ZKL_OK);
     ASSERT_RC(zkl_multi_release(t.m), ZKL_ENOTHELD);
-    /* Usable again. */
+    ASSERT(t_run_until(&t.released, 5000));
+    ASSERT_EQ(t_zk_count(p[0]) + t_zk_count(p[2]), 0);
+    /* Lost again, then taken anew without a release in between: the
+     * members kept count, the lost one is taken again. */
     ASSERT_RC(zkl_multi_acquire(t.m, -1), ZKL_OK);
     ASSERT(WAIT_FOR(t.acquired == 2, 5000));
+    t_run_for(100);
+    ASSERT_EQ(t_zk_delete_node(zkl_multi_lock(t.m, 0)), 0);
+    ASSERT(WAIT_FOR(t.lost == 2, 5000));
+    ASSERT_RC(zkl_multi_acquire(t.m, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(t.acquired == 3, 5000));
+    ASSERT_EQ(t_zk_count(p[0]) + t_zk_count(p[1]) + t_zk_count(p[2]), 3);
     ASSERT_RC(zkl_multi_release(t.m), ZKL_OK);
-    ASSERT(t_run_until(&t.released, 5000));
-    ASSERT_EQ(t.released, 1); /* no RELEASED for the lost hold */
+    ASSERT(WAIT_FOR(t.released == 2, 5000));
+    ASSERT_EQ(t.n, 7); /* no RELEASED for a lost hold, nothing else */
+    ASSERT_EQ(t_zk_wait_count(p[1], 0, 5000), 0);
+    ASSERT_EQ(t_zk_count(p[0]) + t_zk_count(p[2]), 0);
     zkl_multi_free(t.m);
     zkl_client_free(c);
 }
