@@ -192,6 +192,13 @@ int zkl__over_budget(const zkl_client_t *c)
     return zkl__now_us() > c->budget_end;
 }
 
+int zkl__client_usable(const zkl_client_t *c)
+{
+    if (c == NULL || c->freeing || c->closing)
+        return ZKL_ECLOSED;
+    return c->dead;
+}
+
 int zkl__is_connected(zkl_client_t *c)
 {
     return c->zh != NULL && c->connected && !c->expired;

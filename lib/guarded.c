@@ -269,14 +269,10 @@ void zkl__write_teardown(zkl_client_t *c)
 int zkl_lock_write(zkl_lock_t *lk, const zkl_op_t *ops, size_t n,
                    zkl_write_cb cb, void *arg)
 {
-    zkl_client_t *c;
+    int rc = lk != NULL ? zkl__client_usable(lk->c) : ZKL_EINVAL;
 
-    if (lk == NULL)
-        return ZKL_EINVAL;
-    if ((c = lk->c) == NULL || c->freeing || c->closing)
-        return ZKL_ECLOSED;
-    if (c->dead)
-        return c->dead;
-    return zkl__write(c, (const zkl_lock_t *const *)&lk, 1, ops, n, cb,
+    if (rc != ZKL_OK)
+        return rc;
+    return zkl__write(lk->c, (const zkl_lock_t *const *)&lk, 1, ops, n, cb,
                       arg);
 }

@@ -532,6 +532,9 @@ struct zkl_client {
 /* After an API call changed something: send what can be sent now and
  * re-arm; never runs a user callback. */
 void zkl__kick(zkl_client_t *c);
+/* Whether a handle of c may start anything: 0, ZKL_ECLOSED (c NULL, or
+ * going), or why it is unusable (ZKL_EAUTH). */
+int zkl__client_usable(const zkl_client_t *c);
 int zkl__is_connected(zkl_client_t *c);
 /* Work per loop turn is bounded so busy clients cannot stall the loop:
  * the clients attached on one thread split this budget, and past its

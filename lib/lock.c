@@ -183,11 +183,7 @@ static int releasing(const zkl_lock_t *lk)
 
 static int usable(const zkl_lock_t *lk)
 {
-    if (lk == NULL)
-        return ZKL_EINVAL;
-    if (lk->c == NULL || lk->c->freeing || lk->c->closing)
-        return ZKL_ECLOSED;
-    return lk->c->dead;
+    return lk != NULL ? zkl__client_usable(lk->c) : ZKL_EINVAL;
 }
 
 void zkl_lock_free(zkl_lock_t *lk)

@@ -472,11 +472,7 @@ static void step_and_kick(zkl_multi_t *m)
 
 static int usable(const zkl_multi_t *m)
 {
-    if (m == NULL)
-        return ZKL_EINVAL;
-    if (m->c == NULL || m->c->freeing || m->c->closing)
-        return ZKL_ECLOSED;
-    return m->c->dead;
+    return m != NULL ? zkl__client_usable(m->c) : ZKL_EINVAL;
 }
 
 int zkl_multi_acquire(zkl_multi_t *m, long timeout_ms)
