@@ -94,7 +94,9 @@ extern "C" {
     XX(ENONODE, -1025, "the node does not exist")                          \
     XX(EEXISTS, -1026, "the node exists already")                          \
     XX(EVERSION, -1027, "the node's version is not the one expected")      \
-    XX(ENOTEMPTY, -1028, "the node has children")
+    XX(ENOTEMPTY, -1028, "the node has children")                        \
+    XX(ELOOP, -1029, "the event loop refused what the adapter asked of "  \
+                     "it (see the log)")
 /* -1018 and -1019 were ZKL_ENOLOOP and ZKL_ERECURSIVE, never returned;
  * they stay unused. */
 
@@ -174,6 +176,13 @@ typedef struct zkl_allocator {
  * makes the queue grow, and a failure then is logged and drops that
  * callback. Errors: ZKL_EINVAL (a member is NULL). */
 ZKL_EXTERN int zkl_set_allocator(const zkl_allocator_t *a);
+
+/* Memory from the allocator set above, for loop adapters and other code
+ * built on zklock, so that all of zklock's memory is counted in one
+ * place. Release with zkl_free() (NULL is ignored). */
+ZKL_EXTERN void *zkl_malloc(size_t size);
+ZKL_EXTERN void *zkl_calloc(size_t n, size_t size);
+ZKL_EXTERN void zkl_free(void *p);
 
 /* ------------------------------------------------------------------ */
 /* Client options                                                      */
@@ -362,6 +371,11 @@ typedef struct zkl_loop_ops {
  * Errors: ZKL_EINVAL, ZKL_EBUSY (already attached), ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_client_attach(zkl_client_t *c, const zkl_loop_ops_t *ops,
                                  void *loop_data);
+/* The loop_data given to zkl_client_attach() when c is attached through
+ * ops (compared by address), else NULL: lets an adapter find its state
+ * from the client alone (zkl_poll_run() does). */
+ZKL_EXTERN void *zkl_client_loop_data(const zkl_client_t *c,
+                                      const zkl_loop_ops_t *ops);
 /* Adapter -> core: fd became ready for events (ZKL_READ|ZKL_WRITE). Runs
  * callbacks. May free the client when the user asked for it from a
  * callback: make it the last thing the adapter's handler does. */

@@ -1,12 +1,14 @@
-/* zklock's libevent adapter: runs a zklock client on a libevent loop.
+/* zklock on a libevent loop (libzklock-libevent, pkg-config
+ * zklock-libevent).
  *
  *   struct event_base *base = event_base_new();
  *   zkl_client_new(&c, opts);
  *   zkl_libevent_attach(c, base);   // starts connecting
  *   event_base_dispatch(base);
  *
- * The adapter owns one fd event and one timer, freed when the client is
- * freed. The base must outlive the client. */
+ * Ownership: the adapter's state (one fd event, one timer) is allocated
+ * with zkl_malloc() and freed by zkl_client_free(). The base is the
+ * caller's and must outlive the client. */
 #ifndef ZKLOCK_LIBEVENT_H
 #define ZKLOCK_LIBEVENT_H
 
@@ -18,8 +20,8 @@ extern "C" {
 
 struct event_base;
 
-/* Errors: ZKL_EINVAL (NULL), ZKL_EBUSY (already attached), ZKL_ENOMEM,
- * ZKL_ECLOSED. */
+/* Attaches c to base and starts connecting. Errors: ZKL_EINVAL (NULL),
+ * ZKL_EBUSY (already attached), ZKL_ENOMEM, ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_libevent_attach(zkl_client_t *c, struct event_base *base);
 
 #ifdef __cplusplus

@@ -53,3 +53,18 @@ char *zkl__strdup(const char *s)
         memcpy(d, s, n);
     return d;
 }
+
+void *zkl_malloc(size_t size)
+{
+    return alloc.malloc_fn(size);
+}
+
+void *zkl_calloc(size_t n, size_t size)
+{
+    return alloc.calloc_fn(n, size);
+}
+
+void zkl_free(void *p)
+{
+    zkl__free(p);
+}

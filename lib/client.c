@@ -554,6 +554,13 @@ int zkl_client_attach(zkl_client_t *c, const zkl_loop_ops_t *ops,
     return ZKL_OK;
 }
 
+void *zkl_client_loop_data(const zkl_client_t *c, const zkl_loop_ops_t *ops)
+{
+    if (c == NULL || ops == NULL || c->ops != ops)
+        return NULL;
+    return c->loop_data;
+}
+
 /* ---------------------------------------------------------------- */
 /* Passes                                                            */
 /* ---------------------------------------------------------------- */
