@@ -1,69 +1,14 @@
-/* Test harness: a forking runner, loop helpers, and an observer that
- * checks the server's state through the raw ZooKeeper client (not through
- * zklock, so the library never grades itself). */
+/* The harness of run-tests: its tests run on libevent, through the
+ * libevent adapter; loop helpers, clients, recorded lock events and the
+ * ensemble. What is not tied to a loop is in common.h. */
 #ifndef ZKL_TEST_HARNESS_H
 #define ZKL_TEST_HARNESS_H
 
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include <event2/event.h>
 
+#include "common.h"
 #include "zklock.h"
 #include "zklock_libevent.h"
-
-#define TEST(name)                                                          \
-    void test_##name(void);                                                 \
-    void test_##name(void)
-
-#define FAILF(...)                                                          \
-    do {                                                                    \
-        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                     \
-        fprintf(stderr, __VA_ARGS__);                                       \
-        fputc('\n', stderr);                                                \
-        abort();                                                            \
-    } while (0)
-
-#define ASSERT(cond)                                                        \
-    do {                                                                    \
-        if (!(cond))                                                        \
-            FAILF("assertion failed: %s", #cond);                           \
-    } while (0)
-
-#define ASSERT_EQ(a, b)                                                     \
-    do {                                                                    \
-        long long a_ = (long long)(a), b_ = (long long)(b);                 \
-        if (a_ != b_)                                                       \
-            FAILF("%s == %s (%lld vs %lld)", #a, #b, a_, b_);               \
-    } while (0)
-
-#define ASSERT_RC(a, b)                                                     \
-    do {                                                                    \
-        int a_ = (int)(a), b_ = (int)(b);                                   \
-        if (a_ != b_)                                                       \
-            FAILF("%s == %s (%s vs %s)", #a, #b, zkl_err_name(a_),          \
-                  zkl_err_name(b_));                                        \
-    } while (0)
-
-#define ASSERT_STR(a, b)                                                    \
-    do {                                                                    \
-        const char *a_ = (a), *b_ = (b);                                    \
-        if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0)                \
-            FAILF("%s == %s (\"%s\" vs \"%s\")", #a, #b, a_ ? a_ : "NULL",  \
-                  b_ ? b_ : "NULL");                                        \
-    } while (0)
-
-/* ---- environment ---- */
-const char *t_hosts(void);          /* ZKL_TEST_HOSTS */
-uint16_t t_port(void);              /* its port */
-/* A fresh lock path for this test: /zkl-test/<test>-<pid>[-suffix]. */
-const char *t_path(const char *suffix);
-uint64_t t_now_ms(void);
-/* Runs test/zkserver.sh CMD on the suite's server (stop, kill, start,
- * restart); fails the test if the script fails. */
-void t_server(const char *cmd);
 
 /* ---- ensemble (tests run by `run-tests --ensemble`) ---- */
 #define T_ENS_NODES 3
@@ -83,8 +28,6 @@ extern struct event_base *t_base;
 int t_run_until(volatile int *flag, long ms);
 /* Runs the loop until cond(arg) or ms pass; returns cond(arg). */
 int t_run_cond(int (*cond)(void *), void *arg, long ms);
-/* Runs the loop for ms. */
-void t_run_for(long ms);
 /* One loop iteration, at most 20 ms. */
 void t_tick(void);
 /* Runs the loop until expr holds or ms pass; evaluates to expr. */
@@ -152,31 +95,5 @@ typedef struct t_listing {
 } t_listing_t;
 void t_listing_cb(zkl_client_t *c, int status, const char *const *names,
                   size_t n, void *arg);
-
-/* ---- observer (raw ZooKeeper client, blocking, own session) ---- */
-/* Number of children of path (0 if it does not exist), -1 on error. */
-int t_zk_count(const char *path);
-/* Children of path in Curator order into names (NUL-separated list,
- * caller frees); returns count. */
-int t_zk_children(const char *path, char ***names);
-void t_zk_free_names(char **names, int n);
-/* Waits up to ms for path to have exactly n children. */
-int t_zk_wait_count(const char *path, int n, long ms);
-/* Deletes a node (for "someone else deleted the lock node"). */
-int t_zk_delete(const char *path);
-/* Deletes the lock node a handle (not a lease) has now, as someone else
- * would; the ZooKeeper result. */
-int t_zk_delete_node(const zkl_lock_t *lk);
-/* The same, from a session authenticated as digest "user:password"
- * (NULL: none); returns the ZooKeeper result (ZNOAUTH, ...). */
-int t_zk_delete_as(const char *digest, const char *path);
-/* Creates path (open ACL, ZooKeeper create flags) as digest. */
-int t_zk_create_as(const char *digest, const char *path, int flags);
-/* A node's data into buf (size bytes); its length, or -1 if missing. */
-int t_zk_data(const char *path, char *buf, int size);
-/* Sets a node's data; the ZooKeeper result. */
-int t_zk_set(const char *path, const char *data, int len);
-/* czxid of a node, 0 if missing. */
-int64_t t_zk_czxid(const char *path);
 
 #endif

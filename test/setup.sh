@@ -49,7 +49,8 @@ build() { # dir, configure args...
     fi
     echo "== make $dir"
     make -C "$dir" -j"$(nproc)" >"$dir/make.log" 2>&1 || { tail -30 "$dir/make.log"; exit 1; }
-    make -C "$dir" -j"$(nproc)" test/run-tests test/zkl-soak >>"$dir/make.log" 2>&1 || { tail -30 "$dir/make.log"; exit 1; }
+    # Every test program (the adapter suite's ones too), none run.
+    make -C "$dir" -j"$(nproc)" check TESTS= >>"$dir/make.log" 2>&1 || { tail -30 "$dir/make.log"; exit 1; }
     if grep -E 'warning:' "$dir/make.log" >&2; then
         echo "setup: compiler warnings in $dir (see above)" >&2
         exit 1

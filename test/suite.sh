@@ -57,6 +57,21 @@ wrap=${ZKL_TEST_WRAPPER:-}
 $wrap "$top_builddir/test/run-tests" "$@" | tee "$work/c.out"
 tally "$work/c.out" run-tests
 
+# The adapter suite, on every loop adapter that was built ("adapters"
+# selects them all when test names are given).
+want_adapters=1
+if [ $# -gt 0 ]; then
+    want_adapters=0
+    for f in "$@"; do case "$f" in adapter*) want_adapters=1 ;; esac; done
+fi
+for a in "$top_builddir"/test/adapter-*; do
+    [ $want_adapters = 1 ] && [ -x "$a" ] && [ -f "$a" ] || continue
+    case "$a" in *.o) continue ;; esac
+    name=$(basename "$a")
+    $wrap "$a" | tee "$work/$name.out"
+    tally "$work/$name.out" "$name"
+done
+
 for t in "$top_srcdir"/test/test-*.sh; do
     [ -e "$t" ] || continue
     [ -z "${ZKL_TEST_NO_SHELL:-}" ] || continue
