@@ -19,5 +19,6 @@ flags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined
 libs=($(pkg-config --libs libevent_core libevent_extra) -lzookeeper_st)
 for t in path names api; do
     "$CC" "${flags[@]}" -o "$out/fuzz-$t" "$top/fuzz/fuzz-$t.c" \
-        "$top"/lib/*.c "${libs[@]}"
+        "$top"/lib/*.c "$top"/adapters/poll.c "$top"/adapters/libevent.c \
+        "${libs[@]}"
 done
