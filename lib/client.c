@@ -10,6 +10,7 @@
  * the end of the outermost pass). API calls only record and send: the
  * ZooKeeper client may complete requests inside any call into it, so
  * completions only queue events, and only drain delivers them. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
@@ -661,6 +662,12 @@ static void arm(zkl_client_t *c, int fd, int events, long ms)
     if (c->ops == NULL)
         return;
     if (fd != c->io_fd || events != c->io_events || c->io_reset) {
+        /* The ZooKeeper client opens its sockets without close-on-exec.
+         * A child that inherits one keeps the connection up after we
+         * close it, and keeps the closed socket registered in an epoll
+         * loop of ours (sd-event then reports it with a freed source). */
+        if (fd >= 0 && (fd != c->io_fd || c->io_reset))
+            (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
         if (c->ops->io(c->loop_data, fd, events, c->io_reset) != 0)
             ZKL_LOG(ZKL_LOG_ERROR, "zklock: loop adapter io(%d) failed", fd);
         c->io_fd = fd;

@@ -6,6 +6,7 @@
  * a reconnect, a server restart, and the client freed from inside a
  * callback, and that nothing is left registered on the loop nor
  * allocated afterwards. */
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -352,6 +353,11 @@ static void test_reconnect_fd_reuse(void)
     /* The same numbers, new sockets: the case this test is about. */
     ASSERT(server_conn_port(fa) != 0 && server_conn_port(fa) != pa);
     ASSERT(server_conn_port(fb) != 0 && server_conn_port(fb) != pb);
+    /* Each new socket is close-on-exec like the first: a child would
+     * otherwise keep it open, and registered in the loop, after the
+     * client closed it. */
+    ASSERT(fcntl(fa, F_GETFD) & FD_CLOEXEC);
+    ASSERT(fcntl(fb, F_GETFD) & FD_CLOEXEC);
 
     ASSERT_EQ(lb.acquired, 0);
     lk_release(&la);

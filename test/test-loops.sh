@@ -16,7 +16,7 @@ one_lock() { # example
         [ "$(count "/zklock-demo/$1-$$")" = 0 ]
 }
 
-for e in libevent-lock libev-lock glib-lock poll-lock; do
+for e in libevent-lock libev-lock glib-lock sdevent-lock poll-lock; do
     if [ -x "$EX/$e" ]; then
         check "$e" one_lock "$e"
     else

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# Tests of the man pages (man/), no server needed: each page renders
+# without a single warning (what lintian runs), has its sections, names
+# only pages that exist; every public function (ZKL_EXTERN in
+# include/*.h) is in exactly one page's SYNOPSIS and in that page's
+# NAME; man/local.mk installs every page; and the alias pages install,
+# render with "man -l" and uninstall without a trace.
+set -u
+SUITE=man
+# lib.sh wants the suite's server; these tests do not use it.
+ZKL_TEST_HOSTS=${ZKL_TEST_HOSTS:-unused}
+. "$(dirname "$0")/lib.sh"
+export LC_ALL=C.UTF-8 MANROFFSEQ=''
+man=$top_srcdir/man
+# Pages outside the tree that the pages may name (keep it short).
+allow="flock.1 pkg-config.1 poll.2 select.2 ev.3 sd-event.3 malloc.3 strcmp.3"
+
+pages=$(cd "$man" && ls -- *.1 *.3)
+if [ -z "$pages" ]; then
+    echo "FAIL: $SUITE/pages (none in $man)"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+section() { # page, section title: the lines of that section
+    awk -v want="$2" '
+        /^\.SH / { t = substr($0, 5); gsub(/"/, "", t); on = t == want; next }
+        on' "$man/$1"
+}
+
+# Function names a page's SYNOPSIS declares: "name(" after the font
+# escapes are gone; callback typedefs ("(*name)(") do not match.
+synopsis_functions() {
+    section "$1" SYNOPSIS | sed 's/\\f[BIRP]//g' |
+        grep -o '\bzkl_[a-z0-9_]*(' | tr -d '(' | sort -u
+}
+
+# The names of a page's NAME section, before "\-".
+name_names() {
+    section "$1" NAME | tr '\n' ' ' | sed 's/\\-.*//' | tr ',' ' ' |
+        tr -s ' ' '\n' | sed '/^$/d' | sort -u
+}
+
+# name.N of every "name (N)" a page's macro lines mention (".BR x (3),").
+references() {
+    sed -n 's/\\-/-/g; /^\.[BIR][BIR] /p' | \
+        grep -oE '(^|[ (])[A-Za-z_][A-Za-z0-9_.+-]* \([1-8]\)' |
+        sed -E 's/^[ (]//; s/ \(([1-8])\)$/.\1/'
+}
+
+aliases=$(sh "$man/aliases.sh" list "$top_srcdir" \
+    $(for p in $pages; do echo "man/$p"; done)) || aliases=
+
+is_page() { [ -f "$man/$1" ]; }
+alias_pages=" $(echo "$aliases" | awk '{ printf "%s.3 ", $1 }')"
+is_alias() { case $alias_pages in *" $1 "*) return 0 ;; esac; return 1; }
+is_allowed() { case " $allow " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# "man" takes a tenth of a second a page, so the pages, and later the
+# aliases, are rendered eight at a time first, as lintian renders them,
+# and the checks read DIR/NAME.out and DIR/NAME.err.
+render() { # DIR FILE... (relative to the current directory)
+    local dir=$1
+    shift
+    mkdir -p "$dir"
+    printf '%s\n' "$@" | xargs -P 8 -I{} sh -c \
+        'man --warnings -E UTF-8 -l -Tutf8 -Z "$1" >"$2/${1##*/}.out" 2>"$2/${1##*/}.err"' \
+        sh {} "$dir"
+}
+
+t_render() { # what lintian runs: any output on stderr is a failure
+    local out=$tmp/pages/$1
+    [ -f "$out.err" ] || { echo "not rendered"; return 1; }
+    [ ! -s "$out.err" ] || { cat "$out.err"; return 1; }
+    [ -s "$out.out" ] || { echo "empty output"; return 1; }
+}
+
+t_sections() {
+    local s ok=0 want="NAME SYNOPSIS DESCRIPTION SEE_ALSO"
+    case $1 in *.3) want="NAME LIBRARY SYNOPSIS DESCRIPTION SEE_ALSO" ;; esac
+    for s in $want; do
+        s=${s//_/ }
+        grep -qE "^\\.SH \"?$s\"?\$" "$man/$1" || { echo "no $s section"; ok=1; }
+    done
+    [ "$(sed -n '/^\.SH NAME/{n;p;}' "$man/$1")" != "" ] || { echo "empty NAME"; ok=1; }
+    return $ok
+}
+
+t_refs() { # SEE ALSO: pages of the tree or allowed ones; elsewhere also aliases
+    local r ok=0
+    for r in $(section "$1" "SEE ALSO" | references); do
+        [ "$r" != "$1" ] || { echo "SEE ALSO names the page itself"; ok=1; }
+        is_page "$r" || is_allowed "$r" ||
+            { echo "SEE ALSO: no page $r"; ok=1; }
+    done
+    for r in $(references <"$man/$1"); do
+        is_page "$r" || is_alias "$r" || is_allowed "$r" ||
+            { echo "no page $r"; ok=1; }
+    done
+    [ -n "$(section "$1" "SEE ALSO" | references)" ] ||
+        { echo "SEE ALSO names no page"; ok=1; }
+    return $ok
+}
+
+t_name_synopsis() { # the names in NAME are the functions in SYNOPSIS
+    local page=${1%.3}
+    name_names "$1" >"$tmp/name"
+    synopsis_functions "$1" >"$tmp/syn"
+    grep -qxF "$page" "$tmp/name" || { echo "NAME lacks $page"; return 1; }
+    if ! diff "$tmp/name" "$tmp/syn" >"$tmp/diff"; then
+        echo "NAME (<) and SYNOPSIS (>) differ:"
+        cat "$tmp/diff"
+        return 1
+    fi
+}
+
+exported() { # the ZKL_EXTERN functions of a header
+    awk '/^ZKL_EXTERN/ { s = $0
+            while (s !~ /\(/ && (getline l) > 0) s = s " " l
+            sub(/\(.*/, "", s); n = split(s, a, /[ *]+/); print a[n] }' "$1" |
+        sort -u
+}
+
+t_synopsis_covers() { # every function of the header in exactly one SYNOPSIS
+    local f p n ok=0
+    exported "$1" >"$tmp/funcs"
+    [ -s "$tmp/funcs" ] || { echo "no ZKL_EXTERN function found"; return 1; }
+    while read -r f; do
+        n=$(awk -v f="$f" '$1 == f' "$tmp/all" | wc -l)
+        case $n in
+        1) ;;
+        0) echo "$f: in no SYNOPSIS"; ok=1 ;;
+        *) echo "$f: in $n SYNOPSIS sections:" \
+               $(awk -v f="$f" '$1 == f { print $2 }' "$tmp/all"); ok=1 ;;
+        esac
+    done <"$tmp/funcs"
+    return $ok
+}
+
+t_synopsis_known() { # no SYNOPSIS declares a function the headers lack
+    local f ok=0
+    cat "$top_srcdir"/include/*.h | exported /dev/stdin >"$tmp/funcs"
+    awk '{ print $1 }' "$tmp/all" | sort -u >"$tmp/syn"
+    for f in $(comm -13 "$tmp/funcs" "$tmp/syn"); do
+        echo "$f: in a SYNOPSIS, not in include/*.h"
+        ok=1
+    done
+    return $ok
+}
+
+t_local_mk() { # man/local.mk installs exactly the pages of man/
+    local listed
+    listed=$(sed -n '/^dist_man_MANS/,/^$/p' "$man/local.mk" |
+        grep -o 'man/[^ \\]*' | sed 's|^man/||' | sort)
+    diff <(echo "$listed") <(echo "$pages" | sort) ||
+        { echo "(< man/local.mk, > man/)"; return 1; }
+}
+
+# The alias pages as "make install" puts them: the build's own install
+# rules when there is a build, else the script those rules run.
+inst=$tmp/inst
+install_aliases() {
+    if [ -f "$top_builddir/Makefile" ]; then
+        env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$top_builddir" \
+            install-man man-install-aliases DESTDIR="$inst" || return 1
+        man3=$(find "$inst" -type d -name man3 | head -n 1)
+    else
+        man3=$inst/share/man/man3
+        mkdir -p "$man3" "$inst/share/man/man1" &&
+            cp "$man"/*.3 "$man3" && cp "$man"/*.1 "$inst/share/man/man1" &&
+            sh "$man/aliases.sh" install "$top_srcdir" "$man3" \
+                $(for p in $pages; do echo "man/$p"; done) >/dev/null
+    fi
+    [ -n "$man3" ] && [ -d "$man3" ] || { echo "no man3 directory"; return 1; }
+    local n
+    n=$(echo "$aliases" | sed '/^$/d' | wc -l)
+    [ "$n" -gt 0 ] || { echo "no aliases listed"; return 1; }
+    [ "$(ls "$man3" | wc -l)" = "$(( n + $(echo "$pages" | grep -c '\.3$') ))" ] ||
+        { echo "man3 has $(ls "$man3" | wc -l) pages, wanted $n aliases and the pages:"; ls "$man3"; return 1; }
+}
+
+t_aliases() { # each alias of a page: a one-line .so that man -l renders
+    local page=${1%.3} alias out title ok=0
+    title=$(echo "$page" | tr '[:lower:]' '[:upper:]')
+    for alias in $(echo "$aliases" | awk -v p="$page" '$2 == p { print $1 }'); do
+        out=$tmp/aliases/$alias.3
+        [ "$(cat "$man3/$alias.3" 2>/dev/null)" = ".so man3/$page.3" ] ||
+            { echo "$alias.3: not \".so man3/$page.3\""; ok=1; continue; }
+        [ ! -s "$out.err" ] || { echo "$alias.3:"; cat "$out.err"; ok=1; }
+        grep -qx "t$title(3)" "$out.out" 2>/dev/null ||
+            { echo "$alias.3 does not render $page(3)"; ok=1; }
+    done
+    return $ok
+}
+
+t_uninstall() { # distcheck's rule: uninstall leaves no file behind
+    [ -f "$top_builddir/Makefile" ] || return 0
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$top_builddir" \
+        uninstall-man man-uninstall-aliases DESTDIR="$inst" || return 1
+    local left
+    left=$(find "$inst" -type f)
+    [ -z "$left" ] || { echo "left behind:"; echo "$left"; return 1; }
+}
+
+(cd "$man" && render "$tmp/pages" $pages)
+for p in $pages; do
+    check "render/$p" t_render "$p"
+    check "sections/$p" t_sections "$p"
+    check "refs/$p" t_refs "$p"
+    case $p in zklock.3 | *.1) ;; *.3) check "name-synopsis/$p" t_name_synopsis "$p" ;; esac
+done
+for p in $pages; do synopsis_functions "$p" | sed "s|\$| $p|"; done >"$tmp/all"
+for h in "$top_srcdir"/include/*.h; do
+    grep -q '^ZKL_EXTERN' "$h" || continue
+    check "synopsis-covers/include/$(basename "$h")" t_synopsis_covers "$h"
+done
+check synopsis-known t_synopsis_known
+check local.mk t_local_mk
+man3=
+check aliases-install install_aliases
+if [ -n "$man3" ] && [ -d "$man3" ]; then
+    # .so requests resolve from the top of the man tree, as man(1) runs.
+    (cd "$man3/.." && render "$tmp/aliases" \
+        $(echo "$aliases" | awk '{ print "man3/" $1 ".3" }'))
+    for p in $pages; do
+        case $p in *.3) [ -n "$(echo "$aliases" | awk -v p="${p%.3}" '$2 == p')" ] &&
+            check "aliases/$p" t_aliases "$p" ;; esac
+    done
+fi
+check aliases-uninstall t_uninstall
+finish
