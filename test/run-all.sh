@@ -5,7 +5,9 @@
 # suite again under AddressSanitizer + UBSan (the checker half as long),
 # the C tests under valgrind memcheck (any error or leak fails the test),
 # the libFuzzer targets on their corpora (ZKL_FUZZ_SECONDS each, default
-# 30), and `make distcheck` (with a smoke subset of the suite). Ends
+# 30), the Debian packages (built, checked by lintian, installed in a
+# fresh debootstrap root and used there: test/packages.sh), and `make
+# distcheck` (with a smoke subset of the suite). Ends
 # with one line "N passed, N failed"; exits non-zero if anything failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,6 +71,13 @@ else
     tail -20 build/fuzz.log
     failed=$((failed + 1))
 fi
+rm -f "$out"
+
+echo "== Debian packages: build, lintian, install into a clean root, use"
+out=$(mktemp)
+bash test/packages.sh 2>&1 | tee "$out"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+[ -n "$line" ] && add "$line" || failed=$((failed + 1))
 rm -f "$out"
 
 echo "== make distcheck"
