@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# What the build promises a user who links it: the core needs no event
+# loop library, and every library exports its own prefix only.
+set -u
+SUITE=build
+. "$(dirname "$0")/lib.sh"
+L="$top_builddir/.libs"
+
+core_needs_no_loop() {
+    objdump -p "$L/libzklock.so" | grep NEEDED
+    ! objdump -p "$L/libzklock.so" | grep NEEDED |
+        grep -E 'libevent|libuv|libev\.|libglib|libsystemd'
+}
+check core-needs-no-loop core_needs_no_loop
+
+exports_only() { # library, prefix
+    local bad
+    bad=$(nm -D --defined-only "$L/$1" | awk '$2 ~ /^[TDBRV]$/ {print $3}' |
+        grep -v "^$2")
+    [ -z "$bad" ] || { echo "$1 exports: $bad"; return 1; }
+    nm -D --defined-only "$L/$1" | grep -q " T $2"
+}
+check exports-core exports_only libzklock.so zkl_
+for a in libevent libuv libev glib sdevent; do
+    if [ -e "$L/libzklock-$a.so" ]; then
+        check "exports-$a" exports_only "libzklock-$a.so" "zkl_${a}_"
+    else
+        check "exports-$a" false # not built: CI installs every loop
+    fi
+done
+
+finish
