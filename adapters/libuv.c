@@ -12,6 +12,7 @@ struct lu_adapter {
     uv_loop_t *loop;
     uv_poll_t *poll;  /* watching fd; NULL when no socket is watched */
     uv_timer_t *tmr;
+    uv_idle_t *soon;  /* the timer at 0 ms (see lu_timer) */
     int fd, events;
 };
 
@@ -44,6 +45,14 @@ static void lu_timer_cb(uv_timer_t *h)
 {
     struct lu_adapter *lu = h->data;
 
+    zkl_client_on_timer(lu->c);
+}
+
+static void lu_soon_cb(uv_idle_t *h)
+{
+    struct lu_adapter *lu = h->data;
+
+    uv_idle_stop(h);
     zkl_client_on_timer(lu->c);
 }
 
@@ -83,12 +92,23 @@ static int lu_io(void *data, int fd, int events, int reset)
     return uv_poll_start(lu->poll, want, lu_poll_cb) != 0 ? -1 : 0;
 }
 
+/* "At once" (0 ms) is an idle handle, not a timer: the core asks for it
+ * to hand the loop back when a pass ran out of budget, and libuv before
+ * 1.48 runs a 0 ms timer re-armed from its own callback again in the same
+ * turn, with no I/O polled in between. An active idle handle runs once
+ * per turn and keeps the turn's poll from blocking. */
 static int lu_timer(void *data, long ms)
 {
     struct lu_adapter *lu = data;
 
+    if (ms != 0)
+        uv_idle_stop(lu->soon);
+    if (ms <= 0 && uv_timer_stop(lu->tmr) != 0)
+        return -1;
+    if (ms == 0)
+        return uv_idle_start(lu->soon, lu_soon_cb) != 0 ? -1 : 0;
     if (ms < 0)
-        return uv_timer_stop(lu->tmr);
+        return 0;
     /* The loop's clock is read once per turn; the deadline counts from
      * now, not from when the turn began. */
     uv_update_time(lu->loop);
@@ -103,6 +123,7 @@ static void lu_detach(void *data)
     if (lu->poll != NULL)
         lu_close((uv_handle_t *)lu->poll);
     lu_close((uv_handle_t *)lu->tmr);
+    lu_close((uv_handle_t *)lu->soon);
     zkl_free(lu);
 }
 
@@ -119,22 +140,35 @@ int zkl_libuv_attach(zkl_client_t *c, uv_loop_t *loop)
     if (lu == NULL)
         return ZKL_ENOMEM;
     lu->tmr = zkl_malloc(sizeof *lu->tmr);
-    if (lu->tmr == NULL) {
+    lu->soon = zkl_malloc(sizeof *lu->soon);
+    if (lu->tmr == NULL || lu->soon == NULL) {
+        zkl_free(lu->tmr);
+        zkl_free(lu->soon);
         zkl_free(lu);
         return ZKL_ENOMEM;
     }
     if (uv_timer_init(loop, lu->tmr) != 0) {
         zkl_free(lu->tmr);
+        zkl_free(lu->soon);
         zkl_free(lu);
         return ZKL_ELOOP;
     }
+    if (uv_idle_init(loop, lu->soon) != 0) {
+        lu_close((uv_handle_t *)lu->tmr);
+        zkl_free(lu->soon);
+        zkl_free(lu);
+        return ZKL_ELOOP;
+    }
+    lu->soon->data = lu;
     lu->tmr->data = lu;
     lu->c = c;
     lu->loop = loop;
     lu->fd = -1;
     rc = zkl_client_attach(c, &lu_ops, lu);
     if (rc != ZKL_OK) {
-        lu_close((uv_handle_t *)lu->tmr); /* initialised: must be closed */
+        /* initialised: they must be closed */
+        lu_close((uv_handle_t *)lu->tmr);
+        lu_close((uv_handle_t *)lu->soon);
         zkl_free(lu);
     }
     return rc;

@@ -39,8 +39,11 @@ static unsigned work_ms = 20;
  * still running: each holds a reference. */
 typedef struct conn {
     uv_tcp_t tcp;
+    uv_shutdown_t shut;
     int refs;
     int open;
+    int pending;  /* requests not yet over */
+    int eof;      /* the client sent all it will send */
     char line[KEY_MAX + 2];
     size_t len;
 } conn_t;
@@ -86,6 +89,24 @@ static void conn_close(conn_t *cn)
     }
 }
 
+static void shut_done(uv_shutdown_t *sh, int status)
+{
+    (void)status;
+    conn_close(sh->data);
+}
+
+/* A client that half-closed still gets every answer: once its last
+ * request is over, the answers written are flushed (shutdown waits for
+ * them) and the connection closes. */
+static void conn_finish(conn_t *cn)
+{
+    if (!cn->open || !cn->eof || cn->pending > 0)
+        return;
+    cn->shut.data = cn;
+    if (uv_shutdown(&cn->shut, (uv_stream_t *)&cn->tcp, shut_done) != 0)
+        conn_close(cn);
+}
+
 static void reply_done(uv_write_t *w, int status)
 {
     reply_t *r = w->data;
@@ -117,9 +138,12 @@ static void answer(conn_t *cn, const char *text)
 static void req_timer_closed(uv_handle_t *h)
 {
     req_t *rq = h->data;
+    conn_t *cn = rq->conn;
 
-    conn_unref(rq->conn);
     free(rq);
+    cn->pending--;
+    conn_finish(cn);
+    conn_unref(cn);
 }
 
 /* The request is over: its lock handle goes, then its timer, then the
@@ -137,7 +161,9 @@ static void work_done(uv_timer_t *t)
     char text[256];
     int rc;
 
-    zkl_lock_token(rq->lk, &token);
+    /* No token: the hold ended (LOST is queued and will answer). */
+    if (zkl_lock_token(rq->lk, &token) != ZKL_OK)
+        return;
     snprintf(text, sizeof text, "%s %llu %lld %lld\n", rq->key,
              (unsigned long long)token, rq->start_us, wall_us());
     answer(rq->conn, text);
@@ -211,6 +237,7 @@ static void request(conn_t *cn, const char *key)
     uv_timer_init(loop, &rq->work);
     rq->work.data = rq;
     cn->refs++;
+    cn->pending++;
     rc = zkl_lock_new(&rq->lk, zk, path, on_lock, rq);
     if (rc == ZKL_OK && (rc = zkl_lock_acquire(rq->lk, 10000)) == ZKL_OK)
         return;
@@ -233,6 +260,12 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
     conn_t *cn = s->data;
     ssize_t i;
 
+    if (n == UV_EOF) {
+        cn->eof = 1;
+        uv_read_stop(s);
+        conn_finish(cn);
+        return;
+    }
     if (n < 0) {
         conn_close(cn);
         return;

@@ -96,7 +96,7 @@ extern "C" {
     XX(EVERSION, -1027, "the node's version is not the one expected")      \
     XX(ENOTEMPTY, -1028, "the node has children")                        \
     XX(ELOOP, -1029, "the event loop refused what the adapter asked of "  \
-                     "it (see the log)")
+                     "it")
 /* -1018 and -1019 were ZKL_ENOLOOP and ZKL_ERECURSIVE, never returned;
  * they stay unused. */
 
@@ -155,8 +155,9 @@ ZKL_EXTERN void zkl_set_log(zkl_log_fn fn, void *arg,
 /* ------------------------------------------------------------------ */
 
 /* Where zklock takes its own memory from: options, clients, lock
- * handles, attempts, queue views, the callback queue, the libevent
- * adapter. (The ZooKeeper client and libevent allocate with their own.)
+ * handles, attempts, queue views, the callback queue, the loop adapters'
+ * state. (The ZooKeeper client and the loop libraries allocate with
+ * their own.)
  * All four functions or none: memory goes back to the allocator that
  * gave it. */
 typedef struct zkl_allocator {

@@ -12,7 +12,8 @@
  * often enough that ZooKeeper's pings (every third of the session
  * timeout) and the lock's callbacks are not held up.
  * Ownership: the adapter's state is allocated with zkl_malloc() and freed
- * by zkl_client_free(). */
+ * by zkl_client_free(). Do not call zkl_poll_run() from a zklock callback
+ * (nor from one that zkl_client_free() runs). */
 #ifndef ZKLOCK_POLL_H
 #define ZKLOCK_POLL_H
 
@@ -22,15 +23,17 @@
 extern "C" {
 #endif
 
-/* Attaches c to the poll adapter and starts connecting (sends nothing
- * until the first zkl_poll_run()). Errors: ZKL_EINVAL (NULL), ZKL_EBUSY
+/* Attaches c to the poll adapter and starts connecting (the TCP connect
+ * starts; nothing is read or written until the first zkl_poll_run()).
+ * Errors: ZKL_EINVAL (NULL), ZKL_EBUSY
  * (already attached), ZKL_ENOMEM, ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_poll_attach(zkl_client_t *c);
 
 /* Waits up to timeout_ms (0: not at all; -1: until something is due)
  * for the client's socket or its next deadline, and runs what is due:
- * reads, writes, timers and callbacks. Returns 0 when it ran or the
- * time passed (an interrupting signal counts as time passed); ZKL_ECLOSED
+ * reads, writes, timers and callbacks. With -1 and nothing that can ever
+ * become due (a client that failed authentication) it returns 0 at once.
+ * Returns 0 when it ran or the time passed (an interrupting signal counts as time passed); ZKL_ECLOSED
  * when a callback freed the client during the call (c is gone: stop
  * calling); ZKL_EINVAL when c is NULL or not attached with
  * zkl_poll_attach(); ZKL_EBUSY when called from a callback (which

@@ -11,6 +11,8 @@
  * ZooKeeper client may complete requests inside any call into it, so
  * completions only queue events, and only drain delivers them. */
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
@@ -186,6 +188,8 @@ static void drain(zkl_client_t *c)
  * still gets a small slice, so that none starves. Thread-local because
  * a program may run one loop, with its own clients, per thread. */
 #define ZKL__MIN_SLICE_US 20
+/* How soon a refused adapter io() is asked again. */
+#define ZKL__IO_RETRY_MS 100
 static _Thread_local unsigned attached_here;
 
 int zkl__over_budget(const zkl_client_t *c)
@@ -348,7 +352,6 @@ static void on_session_event(zkl_client_t *c, int state)
         /* CONNECTING / ASSOCIATING / NOTCONNECTED: the socket is gone,
          * maybe not the session. */
         c->connected = 0;
-        c->io_reset = 1;
         queue_conn_event(c, ZKL_CONN_SUSPENDED);
         zkl__on_suspended(c);
     }
@@ -383,7 +386,6 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
 
     if (c == NULL || zh != c->zh || c->closing)
         return;
-    c->io_reset = 1; /* any event may come with a new socket */
     if (type == ZOO_SESSION_EVENT) {
         c->stats.session_events++;
         on_session_event(c, state);
@@ -411,7 +413,6 @@ static int open_session(zkl_client_t *c)
     c->ever_connected = 0;
     c->expired = 0;
     c->session_id = 0;
-    c->io_reset = 1;
     return ZKL_OK;
 }
 
@@ -577,15 +578,14 @@ static void ask_interest(zkl_client_t *c, int *fd, int *events, long *ms)
     if (c->zh == NULL || c->dead)
         return;
     rc = zookeeper_interest(c->zh, &zfd, &interest, &tv);
-    if (rc != ZOK)
-        c->io_reset = 1;
     notice_state(c);
     if (rc == ZINVALIDSTATE || is_unrecoverable(c->zh) == ZINVALIDSTATE) {
         if (zoo_state(c->zh) == ZOO_EXPIRED_SESSION_STATE)
             c->expired = 1;
         return;
     }
-    *fd = zfd;
+    /* On a failure the number may be that of a socket it just closed. */
+    *fd = rc == ZOK ? zfd : -1;
     if (interest & ZOOKEEPER_READ)
         *events |= ZKL_READ;
     if (interest & ZOOKEEPER_WRITE)
@@ -654,26 +654,66 @@ static long sooner(long ms, uint64_t at, uint64_t now)
     return ms < 0 || d < ms ? d : ms;
 }
 
-static void arm(zkl_client_t *c, int fd, int events, long ms)
+/* The loop watches a copy of the ZooKeeper client's socket, never the
+ * client's own descriptor. The client closes its socket whenever the
+ * connection fails, and its number is soon someone else's: the new
+ * socket's, or an fd a callback opens before the adapter hears of the
+ * change. Unwatching by a number that is no longer ours breaks the
+ * registration of whoever has it now (libuv and libevent keep one per
+ * number), and leaves the old socket registered in the kernel wherever
+ * a forked child still holds it (sd-event then reports it with a freed
+ * source). The copy keeps the old socket, and its number, ours until the
+ * adapter has moved to the new copy, and the copy is close-on-exec.
+ * Sockets are told apart by inode, not number, so a watch event or a
+ * failed call no longer makes the adapter rebuild for nothing. Returns
+ * -1 when the adapter refused (tried again shortly). */
+static int watch(zkl_client_t *c, int zfd, int events)
+{
+    struct stat st;
+    int fd = c->io_fd, renew = 0, rc;
+
+    if (zfd < 0 || fstat(zfd, &st) != 0) {
+        fd = -1;
+    } else if (c->io_fd < 0 || st.st_ino != c->io_ino ||
+               st.st_dev != c->io_dev) {
+        /* A child that inherits the client's own descriptor keeps the
+         * connection up after the client closes it: close-on-exec too. */
+        (void)fcntl(zfd, F_SETFD, FD_CLOEXEC);
+        fd = fcntl(zfd, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0) {
+            ZKL_LOG(ZKL_LOG_ERROR, "zklock: cannot copy socket %d", zfd);
+            events = 0; /* until the next try */
+        }
+        renew = 1;
+    }
+    if (fd < 0)
+        events = 0;
+    if (fd == c->io_fd && events == c->io_events && !c->io_retry)
+        return 0;
+    rc = c->ops->io(c->loop_data, fd, events, renew || c->io_retry);
+    if (rc != 0)
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: loop adapter io(%d) failed", fd);
+    if (c->io_fd >= 0 && c->io_fd != fd)
+        close(c->io_fd); /* the adapter let go of it */
+    c->io_fd = fd;
+    c->io_events = events;
+    if (renew && fd >= 0) {
+        c->io_dev = st.st_dev;
+        c->io_ino = st.st_ino;
+    }
+    c->io_retry = rc != 0 || (renew && fd < 0);
+    return c->io_retry ? -1 : 0;
+}
+
+static void arm(zkl_client_t *c, int zfd, int events, long ms)
 {
     zkl__att_t *top;
     uint64_t now = zkl__now_ms();
 
     if (c->ops == NULL)
         return;
-    if (fd != c->io_fd || events != c->io_events || c->io_reset) {
-        /* The ZooKeeper client opens its sockets without close-on-exec.
-         * A child that inherits one keeps the connection up after we
-         * close it, and keeps the closed socket registered in an epoll
-         * loop of ours (sd-event then reports it with a freed source). */
-        if (fd >= 0 && (fd != c->io_fd || c->io_reset))
-            (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
-        if (c->ops->io(c->loop_data, fd, events, c->io_reset) != 0)
-            ZKL_LOG(ZKL_LOG_ERROR, "zklock: loop adapter io(%d) failed", fd);
-        c->io_fd = fd;
-        c->io_events = events;
-        c->io_reset = 0;
-    }
+    if (watch(c, zfd, events) != 0)
+        ms = sooner(ms, now + ZKL__IO_RETRY_MS, now);
     if (c->evq_len > 0 || c->ready != NULL || (c->expired && !c->dead) ||
         c->more_io)
         ms = 0;
@@ -736,8 +776,6 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
                 }
             }
         }
-        if (rc != ZOK && rc != ZNOTHING)
-            c->io_reset = 1;
         if (zoo_state(c->zh) == ZOO_EXPIRED_SESSION_STATE)
             c->expired = 1;
         notice_state(c);
@@ -884,6 +922,8 @@ static void teardown(zkl_client_t *c)
         attached_here--;
     if (c->ops != NULL && c->ops->detach != NULL)
         c->ops->detach(c->loop_data);
+    if (c->io_fd >= 0)
+        close(c->io_fd); /* the adapter let go of it */
     zkl__queue_clear(c);
     zkl__free(c->qtab);
     zkl__acl_free(&c->acl);

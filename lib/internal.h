@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <zookeeper/zookeeper.h>
 
 #include "zklock.h"
@@ -463,7 +464,11 @@ struct zkl_client {
 
     const zkl_loop_ops_t *ops;
     void *loop_data;
-    int io_fd, io_events, io_reset;
+    int io_fd;         /* the loop's copy of the socket (see watch()) */
+    int io_events;
+    int io_retry;      /* the adapter refused: ask again soon */
+    dev_t io_dev;      /* which socket io_fd is a copy of */
+    ino_t io_ino;
 
     int depth;                /* nesting of on_io/on_timer */
     uint64_t budget_end;      /* monotonic us: a pass yields after this */

@@ -29,6 +29,8 @@ def main():
         s = socket.create_connection(("127.0.0.1", ports[i % len(ports)]))
         s.settimeout(60)
         s.sendall("".join(k + "\n" for k in per[i]).encode())
+        # All sent: a half-close, which must not cost any answer.
+        s.shutdown(socket.SHUT_WR)
         buf = b""
         while buf.count(b"\n") < len(per[i]):
             data = s.recv(4096)
