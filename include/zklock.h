@@ -352,9 +352,13 @@ ZKL_EXTERN int zkl_client_stats(const zkl_client_t *c, zkl_stats_t *out,
  * something changed, from the loop thread, never re-entrantly. */
 typedef struct zkl_loop_ops {
     /* Watch fd for events (ZKL_READ|ZKL_WRITE); fd < 0 or events == 0:
-     * stop watching. reset != 0: the socket behind an unchanged fd number
-     * may have been replaced (ZooKeeper reconnects), so drop and register
-     * the watch again. Return 0, or -1 on failure. */
+     * stop watching. fd is zklock's own close-on-exec copy of the
+     * ZooKeeper client's socket, kept open until the hook has been told
+     * of the next one, so it is never another socket's number while the
+     * adapter still watches it; a new socket comes as a new fd. reset
+     * != 0: a new socket, or a retry after this hook failed (zklock asks
+     * again within 100 ms): drop and register the watch again. Return 0,
+     * or -1 on failure. */
     int (*io)(void *loop_data, int fd, int events, int reset);
     /* Arm the one timer, replacing any earlier deadline; ms < 0 disarms
      * it, 0 means as soon as possible. Return 0 or -1. */
