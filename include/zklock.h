@@ -357,8 +357,11 @@ typedef struct zkl_loop_ops {
      * of the next one, so it is never another socket's number while the
      * adapter still watches it; a new socket comes as a new fd. reset
      * != 0: a new socket, or a retry after this hook failed (zklock asks
-     * again within 100 ms): drop and register the watch again. Return 0,
-     * or -1 on failure. */
+     * again within 100 ms): drop and register the watch again. When the
+     * call returns, the previous fd must no longer be watched, even if
+     * the call fails, and the loop must have let go of it at once (not
+     * at its next turn): zklock closes it right after. Return 0, or -1
+     * on failure. */
     int (*io)(void *loop_data, int fd, int events, int reset);
     /* Arm the one timer, replacing any earlier deadline; ms < 0 disarms
      * it, 0 means as soon as possible. Return 0 or -1. */

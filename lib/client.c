@@ -238,10 +238,11 @@ void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
         /* Every request on this connection would get the same answer.
          * (A 3.8 server closes the connection itself instead of sending
          * this code; others answer with it.) Shutting the socket down,
-         * not closing it (it is the ZooKeeper client's), makes the
-         * client see the end of the stream and reconnect. io_fd is its
-         * socket while it is still CONNECTED: a reconnect, or a silent
-         * close, would have changed the state first. Shutting it down
+         * not closing it (the socket is the ZooKeeper client's; io_fd
+         * is the loop's copy of it), makes the client see the end of the
+         * stream and reconnect. io_fd is a copy of its socket while it is
+         * still CONNECTED: a reconnect, or a silent close, would have
+         * changed the state first. Shutting it down
          * twice, for several answers in one batch, is harmless. */
         ZKL_LOG(ZKL_LOG_WARN, "zklock: session moved to another server: "
                 "reconnecting");
@@ -402,8 +403,11 @@ static int open_session(zkl_client_t *c)
     if (c->zh == NULL)
         return ZKL_EZK;
     c->stats.sessions++;
-    /* IP lists need no re-resolution on every zookeeper_interest(). */
-    zoo_set_servers_resolution_delay(c->zh, 60000);
+    /* Names are resolved again on a connection loss, never during normal
+     * operation: a resolution that fails while connected makes every
+     * zookeeper_interest() fail before it reads or pings, and a DNS
+     * outage would expire a session on a healthy connection. */
+    zoo_set_servers_resolution_delay(c->zh, -1);
     if (zkl__send_auth(c) != ZKL_OK) {
         zookeeper_close(c->zh); /* not connected yet: does not block */
         c->zh = NULL;
@@ -567,6 +571,15 @@ void *zkl_client_loop_data(const zkl_client_t *c, const zkl_loop_ops_t *ops)
 /* Passes                                                            */
 /* ---------------------------------------------------------------- */
 
+/* Whether fd is a descriptor of the socket the loop's copy is of. */
+static int is_watched_socket(const zkl_client_t *c, int fd)
+{
+    struct stat st;
+
+    return fd >= 0 && c->io_fd >= 0 && fstat(fd, &st) == 0 &&
+           st.st_ino == c->io_ino && st.st_dev == c->io_dev;
+}
+
 static void ask_interest(zkl_client_t *c, int *fd, int *events, long *ms)
 {
     struct timeval tv = {0, 0};
@@ -584,13 +597,24 @@ static void ask_interest(zkl_client_t *c, int *fd, int *events, long *ms)
             c->expired = 1;
         return;
     }
-    /* On a failure the number may be that of a socket it just closed. */
-    *fd = rc == ZOK ? zfd : -1;
     if (interest & ZOOKEEPER_READ)
         *events |= ZKL_READ;
     if (interest & ZOOKEEPER_WRITE)
         *events |= ZKL_WRITE;
     *ms = (long)tv.tv_sec * 1000L + (long)(tv.tv_usec + 999) / 1000L;
+    *fd = zfd;
+    if (rc != ZOK) {
+        /* A failure may come before the client set the timeout (a failed
+         * ping send, say): try again soon, not at once. It may have
+         * closed its socket, and the number may be someone else's by
+         * now: keep reading it only while it is the socket the loop
+         * already watches; otherwise wait for the next one. */
+        if (*ms < ZKL__IO_RETRY_MS)
+            *ms = ZKL__IO_RETRY_MS;
+        *events = ZKL_READ;
+        if (!is_watched_socket(c, zfd))
+            *fd = -1;
+    }
 }
 
 /* The clock-driven part of a pass: acquire deadlines, LOST for holds
@@ -674,16 +698,15 @@ static int watch(zkl_client_t *c, int zfd, int events)
 
     if (zfd < 0 || fstat(zfd, &st) != 0) {
         fd = -1;
-    } else if (c->io_fd < 0 || st.st_ino != c->io_ino ||
-               st.st_dev != c->io_dev) {
+    } else if (!is_watched_socket(c, zfd)) {
         /* A child that inherits the client's own descriptor keeps the
          * connection up after the client closes it: close-on-exec too. */
         (void)fcntl(zfd, F_SETFD, FD_CLOEXEC);
         fd = fcntl(zfd, F_DUPFD_CLOEXEC, 0);
-        if (fd < 0) {
+        if (fd < 0 && !c->io_retry)
             ZKL_LOG(ZKL_LOG_ERROR, "zklock: cannot copy socket %d", zfd);
-            events = 0; /* until the next try */
-        }
+        /* A read left for later was the old socket's. */
+        c->more_io = 0;
         renew = 1;
     }
     if (fd < 0)
@@ -691,7 +714,7 @@ static int watch(zkl_client_t *c, int zfd, int events)
     if (fd == c->io_fd && events == c->io_events && !c->io_retry)
         return 0;
     rc = c->ops->io(c->loop_data, fd, events, renew || c->io_retry);
-    if (rc != 0)
+    if (rc != 0 && !c->io_retry) /* once per streak of refusals */
         ZKL_LOG(ZKL_LOG_ERROR, "zklock: loop adapter io(%d) failed", fd);
     if (c->io_fd >= 0 && c->io_fd != fd)
         close(c->io_fd); /* the adapter let go of it */

@@ -315,6 +315,7 @@ static int req_start(zkl__contenders_req_t *r, int rc)
 
     if (rc != ZOK) {
         zkl__free(r);
+        zkl__kick(c); /* a failed send may have closed the socket */
         /* ZINVALIDSTATE: the handle is dead, the session with it. */
         return rc == ZINVALIDSTATE ? ZKL_ESESSION : zkl__from_zk(rc);
     }
@@ -377,6 +378,7 @@ int zkl_revoke(zkl_client_t *c, const char *path, const char *node,
         return send_listing(r);
     if ((rc = send_part(r, node)) != ZKL_OK) {
         zkl__free(r);
+        zkl__kick(c); /* a failed send may have closed the socket */
         return rc;
     }
     c->nreqs++;

@@ -242,11 +242,13 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
          * is freed. */
         w->orphan = 1;
         ZKL__PUSH(&c->orphans, w);
+        zkl__kick(c); /* a failed send may have closed the socket */
         return is_unrecoverable(c->zh) == ZINVALIDSTATE ? ZKL_ESESSION
                                                          : ZKL_ENOMEM;
     }
     if (rc != ZOK) {
         write_free(w);
+        zkl__kick(c); /* a failed send may have closed the socket */
         return zkl__from_zk(rc);
     }
     c->nreqs++;
