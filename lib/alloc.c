@@ -56,12 +56,12 @@ char *zkl__strdup(const char *s)
 
 void *zkl_malloc(size_t size)
 {
-    return alloc.malloc_fn(size);
+    return zkl__malloc(size);
 }
 
 void *zkl_calloc(size_t n, size_t size)
 {
-    return alloc.calloc_fn(n, size);
+    return zkl__calloc(n, size);
 }
 
 void zkl_free(void *p)

@@ -571,13 +571,19 @@ void *zkl_client_loop_data(const zkl_client_t *c, const zkl_loop_ops_t *ops)
 /* Passes                                                            */
 /* ---------------------------------------------------------------- */
 
-/* Whether fd is a descriptor of the socket the loop's copy is of. */
+/* Whether st is that of the socket the loop's copy is of. */
+static int is_watched(const zkl_client_t *c, const struct stat *st)
+{
+    return c->io_fd >= 0 && st->st_ino == c->io_ino &&
+           st->st_dev == c->io_dev;
+}
+
+/* The same, for a descriptor. */
 static int is_watched_socket(const zkl_client_t *c, int fd)
 {
     struct stat st;
 
-    return fd >= 0 && c->io_fd >= 0 && fstat(fd, &st) == 0 &&
-           st.st_ino == c->io_ino && st.st_dev == c->io_dev;
+    return fd >= 0 && fstat(fd, &st) == 0 && is_watched(c, &st);
 }
 
 static void ask_interest(zkl_client_t *c, int *fd, int *events, long *ms)
@@ -698,7 +704,7 @@ static int watch(zkl_client_t *c, int zfd, int events)
 
     if (zfd < 0 || fstat(zfd, &st) != 0) {
         fd = -1;
-    } else if (!is_watched_socket(c, zfd)) {
+    } else if (!is_watched(c, &st)) {
         /* A child that inherits the client's own descriptor keeps the
          * connection up after the client closes it: close-on-exec too. */
         (void)fcntl(zfd, F_SETFD, FD_CLOEXEC);
