@@ -10,7 +10,7 @@ struct lv_adapter {
     struct ev_loop *loop;
     ev_io io;        /* active while fd >= 0 */
     ev_timer tmr;
-    int fd, events;
+    int fd;            /* the fd watched, -1 if none */
 };
 
 static void lv_io_cb(struct ev_loop *loop, ev_io *w, int revents)
@@ -54,7 +54,6 @@ static int lv_io(void *data, int fd, int events, int reset)
         ev_io_modify(&lv->io, want);
     ev_io_start(lv->loop, &lv->io);
     lv->fd = fd;
-    lv->events = events;
     return 0;
 }
 

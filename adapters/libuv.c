@@ -13,7 +13,7 @@ struct lu_adapter {
     uv_poll_t *poll;  /* watching fd; NULL when no socket is watched */
     uv_timer_t *tmr;
     uv_idle_t *soon;  /* the timer at 0 ms (see lu_timer) */
-    int fd, events;
+    int fd;            /* the fd of poll, or -1 */
 };
 
 static void lu_free_handle(uv_handle_t *h)
@@ -72,7 +72,6 @@ static int lu_io(void *data, int fd, int events, int reset)
         lu->poll = NULL;
     }
     lu->fd = fd;
-    lu->events = events;
     if (fd < 0)
         return 0;
     if (want == 0)
