@@ -17,13 +17,10 @@
 #include "adapter-driver.h"
 #include "common.h"
 
-#define RUN_UNTIL(expr, ms)                                                 \
-    __extension__({                                                         \
-        uint64_t e_ = t_now_ms() + (uint64_t)(ms);                          \
-        while (!(expr) && t_now_ms() < e_)                                  \
-            t_driver.run(20);                                               \
-        (expr);                                                             \
-    })
+void t_tick(void)
+{
+    t_driver.run(20);
+}
 
 void t_run_for(long ms)
 {
@@ -112,7 +109,7 @@ static void cl_start(cl_t *cl, int session_ms)
 static void cl_connect(cl_t *cl, int session_ms)
 {
     cl_start(cl, session_ms);
-    if (!RUN_UNTIL(cl->connected, 10000))
+    if (!WAIT_FOR(cl->connected, 10000))
         FAILF("%s: no connection to %s", t_driver.name, t_hosts());
 }
 
@@ -177,7 +174,7 @@ static void lk_hold(lk_t *t)
     int got = t->acquired, failed = t->failed;
 
     ASSERT_RC(zkl_lock_acquire(t->lk, 10000), ZKL_OK);
-    if (!RUN_UNTIL(t->acquired > got || t->failed > failed, 15000) ||
+    if (!WAIT_FOR(t->acquired > got || t->failed > failed, 15000) ||
         t->acquired == got)
         FAILF("%s: not acquired (%s)", t_driver.name,
               zkl_err_name(t->status));
@@ -188,7 +185,7 @@ static void lk_release(lk_t *t)
     int before = t->released;
 
     ASSERT_RC(zkl_lock_release(t->lk), ZKL_OK);
-    if (!RUN_UNTIL(t->released > before, 10000))
+    if (!WAIT_FOR(t->released > before, 10000))
         FAILF("%s: release not answered", t_driver.name);
 }
 
@@ -310,12 +307,12 @@ static void test_acquire_wait_release(void)
 
     lk_new(&lc, &a, p);
     ASSERT_RC(zkl_lock_acquire(lc.lk, 300), ZKL_OK);
-    ASSERT(RUN_UNTIL(lc.failed, 10000));
+    ASSERT(WAIT_FOR(lc.failed, 10000));
     ASSERT_RC(lc.status, ZKL_ETIMEDOUT);
     ASSERT_EQ(lc.acquired, 0);
 
     lk_release(&la);
-    ASSERT(RUN_UNTIL(lb.acquired, 10000));
+    ASSERT(WAIT_FOR(lb.acquired, 10000));
     lk_release(&lb);
     ASSERT_EQ(t_zk_wait_count(p, 0, 10000), 0);
 
@@ -324,14 +321,14 @@ static void test_acquire_wait_release(void)
         lk_new(&many[i], &b, path);
         ASSERT_RC(zkl_lock_acquire(many[i].lk, 20000), ZKL_OK);
     }
-    if (!RUN_UNTIL(answered(many, MANY) == MANY, 30000))
+    if (!WAIT_FOR(answered(many, MANY) == MANY, 30000))
         FAILF("%s: %d of %d acquires answered", t_driver.name,
               answered(many, MANY), MANY);
     for (i = 0; i < MANY; i++) {
         ASSERT_EQ(many[i].acquired, 1);
         ASSERT_RC(zkl_lock_release(many[i].lk), ZKL_OK);
     }
-    ASSERT(RUN_UNTIL(released(many, MANY) == MANY, 30000));
+    ASSERT(WAIT_FOR(released(many, MANY) == MANY, 30000));
     for (i = 0; i < MANY; i++)
         zkl_lock_free(many[i].lk);
     zkl_lock_free(la.lk);
@@ -376,11 +373,11 @@ static void test_reconnect_fd_reuse(void)
     }
     ASSERT(shutdown(fa, SHUT_RDWR) == 0);
     ASSERT(shutdown(fb, SHUT_RDWR) == 0);
-    ASSERT(RUN_UNTIL(la.suspended && a.suspended && b.suspended, 10000));
+    ASSERT(WAIT_FOR(la.suspended && a.suspended && b.suspended, 10000));
     /* A reconnect takes milliseconds. An adapter that misses the new
      * socket gets there only through the ZooKeeper client's connect
      * timeout, a third of the session timeout (6.7 s here), if at all. */
-    if (!RUN_UNTIL(la.restored && a.reconnected && b.reconnected, 5000))
+    if (!WAIT_FOR(la.restored && a.reconnected && b.reconnected, 5000))
         FAILF("%s: not reconnected within 5 s", t_driver.name);
     ASSERT_EQ(la.lost, 0);
     ASSERT_EQ(a.expired + b.expired, 0);
@@ -407,7 +404,7 @@ static void test_reconnect_fd_reuse(void)
 
     ASSERT_EQ(lb.acquired, 0);
     lk_release(&la);
-    ASSERT(RUN_UNTIL(lb.acquired, 10000));
+    ASSERT(WAIT_FOR(lb.acquired, 10000));
     lk_release(&lb);
     ASSERT_EQ(t_zk_wait_count(p, 0, 10000), 0);
     zkl_lock_free(la.lk);
@@ -433,13 +430,13 @@ static void test_server_restart(void)
     ASSERT_EQ(t_zk_wait_count(p, 2, 10000), 2);
 
     t_server("restart");
-    ASSERT(RUN_UNTIL(la.suspended && a.suspended && b.suspended, 10000));
-    ASSERT(RUN_UNTIL(la.restored && a.reconnected && b.reconnected, 25000));
+    ASSERT(WAIT_FOR(la.suspended && a.suspended && b.suspended, 10000));
+    ASSERT(WAIT_FOR(la.restored && a.reconnected && b.reconnected, 25000));
     ASSERT_EQ(la.lost, 0);
     ASSERT_EQ(lb.acquired + lb.failed, 0);
 
     lk_release(&la);
-    ASSERT(RUN_UNTIL(lb.acquired, 10000));
+    ASSERT(WAIT_FOR(lb.acquired, 10000));
     lk_release(&lb);
     ASSERT_EQ(t_zk_wait_count(p, 0, 10000), 0);
     zkl_lock_free(la.lk);
@@ -468,13 +465,13 @@ static void test_free_from_callback(void)
     lk_release(&lb);
     /* a is granted, frees its lock and itself in the callback; closing
      * its session deletes its node, so b can take the lock again. */
-    ASSERT(RUN_UNTIL(la.acquired && a.c == NULL, 10000));
+    ASSERT(WAIT_FOR(la.acquired && a.c == NULL, 10000));
     lk_hold(&lb);
     lk_release(&lb);
 
     c.free_on_connect = 1;
     cl_start(&c, 10000);
-    ASSERT(RUN_UNTIL(c.c == NULL, 10000));
+    ASSERT(WAIT_FOR(c.c == NULL, 10000));
 
     cl_connect(&d, 10000);
     lk_new(&ld, &d, p2);

@@ -97,6 +97,16 @@ int t_leftover_nodes(void);
 /* Runs the loop for ms (the observer keeps the program's clients going
  * while it waits). */
 void t_run_for(long ms);
+/* One loop iteration, at most 20 ms. */
+void t_tick(void);
+/* Runs the loop until expr holds or ms pass; evaluates to expr. */
+#define WAIT_FOR(expr, ms)                                                  \
+    __extension__({                                                         \
+        uint64_t e_ = t_now_ms() + (uint64_t)(ms);                          \
+        while (!(expr) && t_now_ms() < e_)                                  \
+            t_tick();                                                       \
+        (expr);                                                             \
+    })
 
 /* ---- runner ---- */
 typedef struct t_case {

@@ -28,16 +28,6 @@ extern struct event_base *t_base;
 int t_run_until(volatile int *flag, long ms);
 /* Runs the loop until cond(arg) or ms pass; returns cond(arg). */
 int t_run_cond(int (*cond)(void *), void *arg, long ms);
-/* One loop iteration, at most 20 ms. */
-void t_tick(void);
-/* Runs the loop until expr holds or ms pass; evaluates to expr. */
-#define WAIT_FOR(expr, ms)                                                  \
-    __extension__({                                                         \
-        uint64_t e_ = t_now_ms() + (uint64_t)(ms);                          \
-        while (!(expr) && t_now_ms() < e_)                                  \
-            t_tick();                                                       \
-        (expr);                                                             \
-    })
 
 /* ---- clients ---- */
 typedef struct t_conn {
