@@ -160,6 +160,7 @@ static zkl__att_t *att_start(zkl_client_t *c, zkl_lock_t *lk, int kind,
         zkl__free(a);
         return NULL;
     }
+    zkl__views_count(c, 1);
     ZKL__PUSH(&c->atts, a);
     return a;
 }
@@ -241,6 +242,7 @@ static void ghost(zkl__att_t *owner, const char *name)
     g->node = ZKL__NODE_KNOWN;
     ZKL__PUSH(&c->atts, g);
     c->natts++;
+    zkl__views_count(c, 1);
     att_schedule(g, ZKL__NEXT_DELETE);
 }
 
@@ -261,6 +263,7 @@ void zkl__att_free(zkl__att_t *a)
         c->nstalled--;
     ZKL__UNLINK(&c->atts, a);
     c->natts--;
+    zkl__views_count(c, -1);
     c->nnotify -= (a->flags & ZKL__F_NOTIFY) != 0;
     zkl__free(a);
 }
@@ -584,10 +587,22 @@ static void send_create(zkl__att_t *a, int with_parents)
     send_list(a);
 }
 
+/* Reads our own node. A hold's read also watches it, for a deletion by
+ * someone else. A waiter's read before its grant does not: the grant
+ * arms that watch once the callbacks have run, and only if the lock is
+ * still held then (see decide), so a holder that releases at once leaves
+ * no watch behind whose notification its own delete would trigger. In
+ * one session that notification would be merged with the one the next
+ * waiter's watch on this node gets; across sessions it would be a
+ * second wake-up per release. */
 static void send_confirm(zkl__att_t *a)
 {
-    if (sent(a, zoo_awget(a->c->zh, a->path, zkl__watcher, a->c,
-                          own_watch_done, a)))
+    int rc = a->goal == ZKL__GOAL_HOLD
+                 ? zoo_awget(a->c->zh, a->path, zkl__watcher, a->c,
+                             own_watch_done, a)
+                 : zoo_aget(a->c->zh, a->path, 0, own_watch_done, a);
+
+    if (sent(a, rc))
         a->flags |= ZKL__F_CONFIRMING;
 }
 
@@ -1209,7 +1224,6 @@ static void own_watch_done(int rc, const char *value, int len,
             }
             /* At the head of the queue, and our node is there: hold. */
             grant(a);
-            a->flags &= (uint16_t)~ZKL__F_WATCH_OWN; /* watched already */
             check_revoke(a, value, len);
             return;
         }
@@ -1313,6 +1327,30 @@ static int waits_on(const zkl__att_t *w, const char *path)
            strchr(name, '/') == NULL && zkl__seq_of(name) == w->pred_seq;
 }
 
+/* The lock's holder at path is gone, and no waiter of this client was
+ * right behind it: one of another client of this thread may be (a
+ * process that spreads its waiters over several sessions). The queue
+ * view knows it; it takes the lock as a waiter of ours would, by reading
+ * its own node on its own session, without waiting for its watch's
+ * notification (which then finds nobody filed) or listing. */
+static void hand_across(zkl_client_t *c, const char *path)
+{
+    zkl__att_t *w = zkl__queue_successor(c, path);
+
+    if (w == NULL || w->c == c || w->c->closing ||
+        w->goal != ZKL__GOAL_ACQUIRE || !att_recipe(w)->chain ||
+        !(w->flags & ZKL__F_SEQ_SAFE) || w->node != ZKL__NODE_KNOWN ||
+        w->inflight > 0 || w->next_op != ZKL__NEXT_NOTHING ||
+        (w->flags & ZKL__F_READY) || !(w->flags & ZKL__F_IN_TABLE) ||
+        !waits_on(w, path))
+        return;
+    zkl__wtab_remove(w->c, w);
+    w->pred_seq = UINT32_MAX;
+    w->flags |= ZKL__F_AT_HEAD;
+    att_schedule(w, ZKL__NEXT_CONFIRM);
+    zkl__views_poke(w->c);
+}
+
 /* The node at path is gone: wake everyone filed under it. When it was
  * the node of a local holder (lowest = 1, or found among them), it was
  * the lowest node, and no node can ever appear below it (sequence
@@ -1363,6 +1401,8 @@ static void hand_on(zkl_client_t *c, const char *path, int lowest)
             zkl__wtab_add(c, a, zkl__hash(a->path)); /* a collision */
         }
     }
+    if (lowest && !handed)
+        hand_across(c, path);
 }
 
 void zkl__on_watch(zkl_client_t *c, int type, const char *path)

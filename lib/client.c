@@ -480,7 +480,9 @@ int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
          (rc = zkl__creds_copy(&c->auth, &c->nauth, o->auth, o->nauth)) !=
              ZKL_OK) ||
         (rc = zkl__acl_build(&c->acl, o)) != ZKL_OK ||
+        (rc = zkl__views_join(c)) != ZKL_OK ||
         (rc = open_session(c)) != ZKL_OK) {
+        zkl__views_part(c);
         zkl__acl_free(&c->acl);
         zkl__creds_free(c->auth, c->nauth);
         zkl__free(c->hosts);
@@ -768,6 +770,24 @@ static void begin_budget(zkl_client_t *c)
                     (slice > ZKL__MIN_SLICE_US ? slice : ZKL__MIN_SLICE_US);
 }
 
+/* Replies to c may have given waiters of other clients of this thread
+ * the lock (hand_across): their own passes send what follows. Run by
+ * the outermost pass or kick of the thread only, so that kicks do not
+ * nest; a client poked meanwhile is still on the list. */
+static void kick_poked(zkl_client_t *c)
+{
+    static _Thread_local int running;
+    zkl_client_t *p;
+
+    if (running)
+        return;
+    running = 1;
+    while ((p = zkl__views_next_poked(c)) != NULL)
+        if (!p->freeing)
+            zkl__kick(p);
+    running = 0;
+}
+
 static void pass(zkl_client_t *c, int zk_events, int from_timer)
 {
     int fd = -1, events = 0;
@@ -813,10 +833,12 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
         settle(c, 1, &fd, &events, &ms);
     c->depth--;
     if (c->freeing) {
+        kick_poked(c);
         teardown(c);
         return;
     }
     arm(c, fd, events, ms);
+    kick_poked(c);
 }
 
 void zkl_client_on_io(zkl_client_t *c, int events)
@@ -850,6 +872,7 @@ void zkl__kick(zkl_client_t *c)
     settle(c, 0, &fd, &events, &ms);
     c->depth--;
     arm(c, fd, events, ms);
+    kick_poked(c);
 }
 
 /* ---------------------------------------------------------------- */
@@ -943,6 +966,9 @@ static void teardown(zkl_client_t *c)
     for (lk = c->locks; lk != NULL; lk = lk->next)
         lk->c = NULL;
     zkl__multi_teardown(c);
+    zkl__queue_clear(c);
+    zkl__views_count(c, -(int)c->natts);
+    zkl__views_part(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
         zkl__free(a);
@@ -953,8 +979,6 @@ static void teardown(zkl_client_t *c)
         c->ops->detach(c->loop_data);
     if (c->io_fd >= 0)
         close(c->io_fd); /* the adapter let go of it */
-    zkl__queue_clear(c);
-    zkl__free(c->qtab);
     zkl__acl_free(&c->acl);
     zkl__creds_free(c->auth, c->nauth);
     zkl__free(c->wtab);

@@ -48,6 +48,7 @@ typedef struct zkl__contenders_req zkl__contenders_req_t;
 typedef struct zkl__queue zkl__queue_t;
 typedef struct zkl__sem zkl__sem_t;
 typedef struct zkl__listing zkl__listing_t;
+typedef struct zkl__views zkl__views_t;
 
 /* ---- alloc.c: every allocation goes through zkl_set_allocator()'s ---- */
 void *zkl__malloc(size_t size);
@@ -522,8 +523,10 @@ struct zkl_client {
     zkl__att_t **wtab;        /* waiter table: path hash -> attempts */
     size_t wtab_size, wtab_count;
 
-    zkl__queue_t **qtab;      /* queue views: lock path hash -> view */
-    size_t qtab_size, nqueues;
+    zkl__views_t *views;      /* queue views shared with this thread's
+                                 clients of the same servers (queue.c) */
+    zkl_client_t *poke_next;  /* views->poked */
+    int poked;                /* on it: kick at the end of this pass */
 
     zkl__att_t **heap;        /* attempt deadlines */
     size_t heap_len, heap_cap;
@@ -583,7 +586,20 @@ zkl__att_t *zkl__wtab_find(zkl_client_t *c, uint64_t h,
                            int (*match)(const zkl__att_t *, const void *),
                            const void *arg);
 
-/* ---- queue.c: views of long queues, owned by the client ---- */
+/* ---- queue.c: views of long queues, shared by a thread's clients ---- */
+/* c joins the views of this thread and its server list (zkl_client_new),
+ * and leaves them when it is freed, its attempts gone. */
+int zkl__views_join(zkl_client_t *c);
+void zkl__views_part(zkl_client_t *c);
+/* c's attempts grew or shrank by delta. */
+void zkl__views_count(zkl_client_t *c, int delta);
+/* Another client's reply gave c work: kicked once the pass ends. */
+void zkl__views_poke(zkl_client_t *c);
+/* Takes one client off the poked list of c's views, or NULL. */
+zkl_client_t *zkl__views_next_poked(zkl_client_t *c);
+/* The attempt (of any client sharing the view) whose node is the next
+ * live one above the node at path, when the view knows it; else NULL. */
+zkl__att_t *zkl__queue_successor(zkl_client_t *c, const char *path);
 /* Covers a (waiting; me its node, in listing sv) when the queue is long
  * enough to be worth it; 1 when covered (a->flags has ZKL__F_QUEUED). */
 int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
@@ -599,7 +615,8 @@ void zkl__queue_gone(zkl_client_t *c, zkl__att_t *a, uint32_t seq);
 void zkl__queue_gone_path(zkl_client_t *c, const char *path);
 /* Nothing below seq is alive any more (a's node at seq holds the lock). */
 void zkl__queue_trim(zkl_client_t *c, zkl__att_t *a, uint32_t seq);
-/* The session is gone: every view with it (flags are the caller's). */
+/* c's session is gone, or c is: its attempts leave the views, and their
+ * nodes are unknown from then on. */
 void zkl__queue_clear(zkl_client_t *c);
 
 /* ---- heap.c: attempt deadlines ---- */

@@ -1,6 +1,7 @@
-/* A client's view of a long lock queue that several of its attempts wait
- * in, so that a woken waiter can often settle its place without listing
- * every child again.
+/* Views of long lock queues that several attempts of one thread wait in,
+ * so that a woken waiter can often settle its place without listing
+ * every child again. Owns the views (zkl__views_t, one per thread and
+ * server list) and the queue views in them.
  *
  * Why this is sound: sequence numbers only grow, so once a listing holds
  * a waiter's node, every node that will ever sit below that waiter is in
@@ -12,16 +13,27 @@
  * nothing but gone nodes means it is at the head (it reads its own node
  * and holds); the node of one of our own waiters, which exists unless
  * someone else deleted it, is the next one to watch; anything unknown (a
- * node of another session, which may have gone unseen) means it lists
- * the children instead. Either way a waiter settles its place in one
+ * node of another process, or one whose attempt let go of it, which may
+ * have gone unseen) means it lists the children instead. Either way a waiter settles its place in one
  * round trip and never walks the queue node by node: a walk over nodes
  * other sessions deleted unseen would cost one round trip each.
  *
+ * "Our own" means any client of this thread with the same server list
+ * (chroot included): a process that spreads its waiters over several
+ * sessions still knows which nodes are its own and which of them went.
+ * Each client keeps its own session, watches and waiter table; only
+ * what was learnt about nodes is shared. A node whose session expired is
+ * not ours any more: its attempt leaves the view first (zkl__queue_clear)
+ * and the node is unknown from then on. Clients join the views of the
+ * thread that makes them (zkl_client_new) and use them wherever they are
+ * run, so a client moved to another thread never reaches into the views
+ * of the thread it runs on.
+ *
  * Only queues of at least ZKL__QUEUE_MIN children get a view, and only
- * when the client has more than one attempt: below that a listing is as
+ * when the thread has more than one attempt: below that a listing is as
  * cheap as the bookkeeping, and a lone waiter's view could only ever say
  * "list". A view lives while attempts use it (ZKL__F_QUEUED, counted in
- * refs) and dies with the session. */
+ * refs). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +63,95 @@ struct zkl__queue {
     char dir[];
 };
 
+/* The views of the clients made on one thread with one server list. */
+struct zkl__views {
+    zkl__views_t *next;       /* this thread's, see `here` */
+    unsigned clients;         /* clients that joined */
+    size_t natts;             /* their attempts, for "worth a view" */
+    zkl__queue_t **qtab;      /* lock path hash -> view */
+    size_t qtab_size, nqueues;
+    zkl_client_t *poked;      /* clients given work by another's reply */
+    char hosts[];
+};
+
+static _Thread_local zkl__views_t *here;
+
+int zkl__views_join(zkl_client_t *c)
+{
+    zkl__views_t *v;
+
+    for (v = here; v != NULL; v = v->next)
+        if (strcmp(v->hosts, c->hosts) == 0)
+            break;
+    if (v == NULL) {
+        size_t n = strlen(c->hosts) + 1;
+
+        if ((v = zkl__calloc(1, sizeof *v + n)) == NULL)
+            return ZKL_ENOMEM;
+        memcpy(v->hosts, c->hosts, n);
+        v->next = here;
+        here = v;
+    }
+    v->clients++;
+    c->views = v;
+    return ZKL_OK;
+}
+
+void zkl__views_part(zkl_client_t *c)
+{
+    zkl__views_t *v = c->views, **pp;
+    zkl_client_t **cp;
+
+    if (v == NULL)
+        return;
+    c->views = NULL;
+    for (cp = &v->poked; *cp != NULL; cp = &(*cp)->poke_next)
+        if (*cp == c) {
+            *cp = c->poke_next;
+            break;
+        }
+    if (--v->clients > 0)
+        return;
+    /* Attempts leave before their client goes: nothing is left. */
+    for (pp = &here; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == v) {
+            *pp = v->next;
+            break;
+        }
+    zkl__free(v->qtab);
+    zkl__free(v);
+}
+
+void zkl__views_count(zkl_client_t *c, int delta)
+{
+    if (c->views != NULL)
+        c->views->natts += (size_t)(ptrdiff_t)delta;
+}
+
+void zkl__views_poke(zkl_client_t *c)
+{
+    zkl__views_t *v = c->views;
+
+    if (v == NULL || c->poked)
+        return;
+    c->poked = 1;
+    c->poke_next = v->poked;
+    v->poked = c;
+}
+
+zkl_client_t *zkl__views_next_poked(zkl_client_t *c)
+{
+    zkl__views_t *v = c->views;
+    zkl_client_t *p;
+
+    if (v == NULL || (p = v->poked) == NULL)
+        return NULL;
+    v->poked = p->poke_next;
+    p->poked = 0;
+    p->poke_next = NULL;
+    return p;
+}
+
 static uint64_t name_hash(const char *name)
 {
     return zkl__hash(name) | 1u;
@@ -59,13 +160,14 @@ static uint64_t name_hash(const char *name)
 /* The view of the lock path dir (dirlen bytes, no NUL needed). */
 static zkl__queue_t *lookup(zkl_client_t *c, const char *dir, size_t dirlen)
 {
+    zkl__views_t *v = c->views;
     zkl__queue_t *q;
     uint64_t h;
 
-    if (c->nqueues == 0)
+    if (v == NULL || v->nqueues == 0)
         return NULL;
     h = zkl__hashn(dir, dirlen);
-    for (q = c->qtab[h & (c->qtab_size - 1)]; q != NULL; q = q->hnext)
+    for (q = v->qtab[h & (v->qtab_size - 1)]; q != NULL; q = q->hnext)
         if (q->hash == h && q->dirlen == dirlen &&
             memcmp(q->dir, dir, dirlen) == 0)
             return q;
@@ -85,27 +187,30 @@ static void queue_free(zkl__queue_t *q)
 
 static zkl__queue_t *create(zkl_client_t *c, const zkl__att_t *a)
 {
+    zkl__views_t *v = c->views;
     zkl__queue_t *q;
     uint64_t h = zkl__hashn(a->path, a->dirlen);
 
-    if (c->nqueues >= c->qtab_size) {
-        size_t n = c->qtab_size ? c->qtab_size * 2 : 16, i;
+    if (v == NULL)
+        return NULL;
+    if (v->nqueues >= v->qtab_size) {
+        size_t n = v->qtab_size ? v->qtab_size * 2 : 16, i;
         zkl__queue_t **t = zkl__calloc(n, sizeof *t);
 
         if (t == NULL)
             return NULL;
-        for (i = 0; i < c->qtab_size; i++) {
+        for (i = 0; i < v->qtab_size; i++) {
             zkl__queue_t *e, *nx;
 
-            for (e = c->qtab[i]; e != NULL; e = nx) {
+            for (e = v->qtab[i]; e != NULL; e = nx) {
                 nx = e->hnext;
                 e->hnext = t[e->hash & (n - 1)];
                 t[e->hash & (n - 1)] = e;
             }
         }
-        zkl__free(c->qtab);
-        c->qtab = t;
-        c->qtab_size = n;
+        zkl__free(v->qtab);
+        v->qtab = t;
+        v->qtab_size = n;
     }
     q = zkl__calloc(1, sizeof *q + a->dirlen);
     if (q == NULL)
@@ -113,20 +218,21 @@ static zkl__queue_t *create(zkl_client_t *c, const zkl__att_t *a)
     q->hash = h;
     q->dirlen = a->dirlen;
     memcpy(q->dir, a->path, a->dirlen);
-    q->hnext = c->qtab[h & (c->qtab_size - 1)];
-    c->qtab[h & (c->qtab_size - 1)] = q;
-    c->nqueues++;
+    q->hnext = v->qtab[h & (v->qtab_size - 1)];
+    v->qtab[h & (v->qtab_size - 1)] = q;
+    v->nqueues++;
     return q;
 }
 
 static void destroy(zkl_client_t *c, zkl__queue_t *q)
 {
-    zkl__queue_t **pp = &c->qtab[q->hash & (c->qtab_size - 1)];
+    zkl__views_t *v = c->views;
+    zkl__queue_t **pp = &v->qtab[q->hash & (v->qtab_size - 1)];
 
     while (*pp != q)
         pp = &(*pp)->hnext;
     *pp = q->hnext;
-    c->nqueues--;
+    v->nqueues--;
     queue_free(q);
 }
 
@@ -267,7 +373,8 @@ int zkl__queue_learn(zkl_client_t *c, zkl__att_t *a,
     q = find(c, a);
     /* Not worth a view, or no view to trust: no need to scan sv. */
     if (q != NULL ? q->broken
-                  : sv->count < ZKL__QUEUE_MIN || c->natts < 2)
+                  : sv->count < ZKL__QUEUE_MIN || c->views == NULL ||
+                        c->views->natts < 2)
         return 0;
     if (!orderable(sv)) {
         /* A view in such a queue would order it wrongly; one that
@@ -372,7 +479,7 @@ void zkl__queue_gone_path(zkl_client_t *c, const char *path)
     zkl__queue_t *q;
     uint32_t seq, i;
 
-    if (c->nqueues == 0 || slash == NULL ||
+    if (c->views == NULL || c->views->nqueues == 0 || slash == NULL ||
         (seq = zkl__seq_of(slash + 1)) == UINT32_MAX ||
         (q = lookup(c, path, (size_t)(slash - path))) == NULL)
         return;
@@ -392,18 +499,31 @@ void zkl__queue_trim(zkl_client_t *c, zkl__att_t *a, uint32_t seq)
         q->head = search(q, seq);
 }
 
+/* The attempt (of any client sharing the view) whose node is the next
+ * live one above the node at path, when the view knows it; else NULL. */
+zkl__att_t *zkl__queue_successor(zkl_client_t *c, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    zkl__queue_t *q;
+    uint32_t seq, i;
+
+    if (c->views == NULL || c->views->nqueues == 0 || slash == NULL ||
+        (seq = zkl__seq_of(slash + 1)) == UINT32_MAX ||
+        (q = lookup(c, path, (size_t)(slash - path))) == NULL ||
+        q->broken || seq >= q->max_seq)
+        return NULL;
+    for (i = search(q, seq + 1); i < q->n; i++) {
+        if (q->ents[i].hash == 0)
+            continue;
+        return q->ents[i].mine; /* NULL: unknown, so nobody's to wake */
+    }
+    return NULL;
+}
+
 void zkl__queue_clear(zkl_client_t *c)
 {
-    size_t i;
+    zkl__att_t *a;
 
-    for (i = 0; i < c->qtab_size; i++) {
-        zkl__queue_t *q, *nx;
-
-        for (q = c->qtab[i]; q != NULL; q = nx) {
-            nx = q->hnext;
-            queue_free(q);
-        }
-        c->qtab[i] = NULL;
-    }
-    c->nqueues = 0;
+    for (a = c->atts; a != NULL; a = a->next)
+        zkl__queue_leave(c, a);
 }
