@@ -15,6 +15,10 @@ struct opts {
     long leases;     /* semaphore --leases */
     long every;      /* readmostly --write-every MS */
     long rounds;     /* multilock, raw-batch --rounds R */
+    long over;       /* burst --over L: the locks the waiters wait on */
+    long held;       /* burst --held H: locks the program holds */
+    int held_set;
+    double limit;    /* --limit S: the run fails past S seconds */
 };
 
 /* raw.c: the server's own ceiling, bare ZooKeeper client. */
@@ -51,6 +55,10 @@ int bench_serial(const struct opts *o);
 int bench_throughput(const struct opts *o);
 int bench_handoff(const struct opts *o);
 int bench_waiters(const struct opts *o);
+
+/* burst.c: N acquires in one loop turn on L locks held by another
+ * process, while the program holds H of its own. */
+int bench_burst(const struct opts *o);
 
 /* procs.c: the same in fleet mode (--procs N), one session a process. */
 int bench_handoff_fleet(const struct opts *o);

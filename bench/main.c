@@ -13,7 +13,11 @@
  *     readmostly     [--readers N] [--write-every MS] [--seconds S]
  *     multilock      [--locks N] [--rounds R]
  *     raw-batch      [--creates N] [--rounds R] [--list]
+ *     burst          [--count N] [--over L] [--held H] [--sessions S]
  *
+ * --limit S (every scenario): a run not done within S seconds (default
+ * 1200) prints {"scenario":..., "error":...} and exits 1; so does a
+ * failure (a lock told LOST or FAILED, a stuck drain), with its reason.
  * --procs P: P processes, each with its own client and session (a
  * fleet of workers); handoff then has one waiter in each.
  */
@@ -23,6 +27,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "metrics.h"
 
 static void usage(void)
 {
@@ -38,7 +43,9 @@ static void usage(void)
             "  semaphore      [--waiters N] [--leases L]\n"
             "  readmostly     [--readers N] [--write-every MS] [--seconds S]\n"
             "  multilock      [--locks N] [--rounds R]\n"
-            "  raw-batch      [--creates N] [--rounds R] [--list]\n");
+            "  raw-batch      [--creates N] [--rounds R] [--list]\n"
+            "  burst          [--count N] [--over L] [--held H] [--sessions S]\n"
+            "every scenario: [--limit SECONDS] (default 1200)\n");
 }
 
 int main(int argc, char **argv)
@@ -61,6 +68,9 @@ int main(int argc, char **argv)
         {"write-every", required_argument, NULL, 'w'},
         {"creates", required_argument, NULL, 'n'},
         {"rounds", required_argument, NULL, 'R'},
+        {"over", required_argument, NULL, 'o'},
+        {"held", required_argument, NULL, 'h'},
+        {"limit", required_argument, NULL, 'T'},
         {NULL, 0, NULL, 0}};
     struct opts o;
     const char *scenario;
@@ -106,6 +116,16 @@ int main(int argc, char **argv)
         case 'R':
             o.rounds = atol(optarg);
             break;
+        case 'o':
+            o.over = atol(optarg);
+            break;
+        case 'h':
+            o.held = atol(optarg);
+            o.held_set = 1;
+            break;
+        case 'T':
+            o.limit = atof(optarg);
+            break;
         case 'r':
             o.restart = 1;
             o.zkdir = optarg;
@@ -117,6 +137,9 @@ int main(int argc, char **argv)
     }
     if (o.hosts == NULL)
         o.hosts = "127.0.0.1:2181";
+    bench_limit(scenario, o.limit > 0 ? o.limit : 1200);
+    if (strcmp(scenario, "burst") == 0)
+        return bench_burst(&o);
     if (strcmp(scenario, "raw") == 0)
         return bench_raw(&o);
     if (strcmp(scenario, "create-latency") == 0)

@@ -1,5 +1,7 @@
 /* See metrics.h. */
 #include <dirent.h>
+#include <malloc.h>
+#include <signal.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -13,6 +15,8 @@
 #include <unistd.h>
 
 #include "metrics.h"
+
+static const char *json_scenario = "zklock-bench";
 
 uint64_t now_us(void)
 {
@@ -37,6 +41,59 @@ double cpu_seconds(void)
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
            (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+long heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+
+    return (long)(mi.uordblks + mi.hblkhd);
+}
+
+static char fail_buf[512];
+static size_t fail_len;
+
+static void on_deadline(int sig)
+{
+    ssize_t w;
+
+    (void)sig;
+    w = write(1, fail_buf, fail_len);
+    w = write(2, fail_buf, fail_len);
+    (void)w;
+    _exit(1);
+}
+
+void bench_limit(const char *scenario, double seconds)
+{
+    int n = snprintf(fail_buf, sizeof fail_buf,
+                     "{\"scenario\":\"%s\",\"error\":\"deadline: not "
+                     "done within %.0f s\"}\n",
+                     scenario, seconds);
+
+    fail_len = n > 0 && (size_t)n < sizeof fail_buf ? (size_t)n : 0;
+    json_scenario = scenario;
+    signal(SIGALRM, on_deadline);
+    alarm((unsigned)(seconds + 0.5));
+}
+
+void bench_fail(const char *fmt, ...)
+{
+    char why[400];
+    va_list ap;
+    size_t i;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "zklock-bench: %s: %s\n", json_scenario, why);
+    for (i = 0; why[i] != '\0'; i++)
+        if (why[i] == '"' || why[i] == '\\')
+            why[i] = '\'';
+    fflush(stdout);
+    printf("{\"scenario\":\"%s\",\"error\":\"%s\"}\n", json_scenario, why);
+    fflush(stdout);
+    exit(1);
 }
 
 long rss_bytes(void)

@@ -28,6 +28,17 @@ void json_int(const char *key, long long v);
 void json_str(const char *key, const char *v);
 void json_end(void);
 
+/* Live heap in use (malloc's, so the library's and the ZooKeeper
+ * client's alike): what a phase keeps, whatever it freed before. */
+long heap_in_use(void);
+
+/* Every scenario ends: bench_limit() arms a deadline past which the run
+ * prints {"scenario":..., "error":"deadline ..."} and exits 1, and
+ * bench_fail() does the same at once with its reason (also on stderr). */
+void bench_limit(const char *scenario, double seconds);
+void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2),
+                                                      noreturn));
+
 /* Progress and explanations go to stderr. */
 void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -33,15 +33,15 @@ static void raw_watcher(zhandle_t *zh, int type, int state, const char *p,
         r->connected = state == ZOO_CONNECTED_STATE;
 }
 
-/* One step of the classic single-threaded driving loop, for ns
- * sessions at once: poll every socket, then let each client process
- * what came (and its timers, with no event). */
+/* One wake-up of the classic single-threaded driving loop, for ns
+ * sessions at once: poll every socket (for at most ms, or less when a
+ * client's own timer is due sooner), then let each client read every
+ * reply that is there and run their completions, which may send more. */
 static void pump_all(struct raw *r, long ns, int ms)
 {
     static struct pollfd *pfd;
     static long cap;
     long i;
-    int j;
 
     if (ns > cap) {
         free(pfd);
@@ -51,8 +51,13 @@ static void pump_all(struct raw *r, long ns, int ms)
     for (i = 0; i < ns; i++) {
         int fd = -1, interest = 0;
         struct timeval tv = {0, 0};
+        long due;
 
-        zookeeper_interest(r[i].zh, &fd, &interest, &tv);
+        if (zookeeper_interest(r[i].zh, &fd, &interest, &tv) == ZOK) {
+            due = (long)tv.tv_sec * 1000L + (long)(tv.tv_usec + 999) / 1000L;
+            if (due < ms)
+                ms = (int)due;
+        }
         pfd[i].fd = fd; /* poll() skips a negative one */
         pfd[i].events = (short)(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
                                 ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0));
@@ -66,9 +71,9 @@ static void pump_all(struct raw *r, long ns, int ms)
             ev |= ZOOKEEPER_READ;
         if (pfd[i].revents & POLLOUT)
             ev |= ZOOKEEPER_WRITE;
-        for (j = 0; j < 4096; j++) {
-            if (zookeeper_process(r[i].zh, ev) != ZOK)
-                break;
+        /* One call reads at most one reply: call until the socket has
+         * nothing more (ZNOTHING), or the client fails. */
+        while (zookeeper_process(r[i].zh, ev) == ZOK) {
             ev &= ZOOKEEPER_READ;
             if (!ev)
                 break;
@@ -88,6 +93,12 @@ static int raw_open(struct raw *r, const char *hosts)
     memset(r, 0, sizeof *r);
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
     r->zh = zookeeper_init(hosts, raw_watcher, 10000, NULL, r, 0);
+    /* By default the client resolves the server list again on every
+     * zookeeper_interest(): a getaddrinfo() (netlink socket, /etc/hosts)
+     * per session per wake-up, more than the requests themselves cost.
+     * zklock turns it off too (lib/client.c, open_session). */
+    if (r->zh != NULL)
+        zoo_set_servers_resolution_delay(r->zh, -1);
     while (r->zh != NULL && !r->connected && now_us() < end)
         pump(r, 10);
     if (!r->connected) {
@@ -103,39 +114,79 @@ static void dir_done(int rc, const char *v, const void *d)
     *(int *)(uintptr_t)d = rc == ZOK || rc == ZNODEEXISTS ? 1 : -1;
 }
 
+/* Creates the n directories dirs[0], dirs[stride], ... (persistent; an
+ * existing one will do), pipelined from one session. */
+static int raw_dirs(struct raw *r, const char *dirs, size_t stride, long n)
+{
+    int *done = calloc((size_t)(n > 0 ? n : 1), sizeof *done);
+    uint64_t end = now_us() + 30000000;
+    long i, left = n;
+
+    if (done == NULL)
+        return -1;
+    for (i = 0; i < n; i++)
+        if (zoo_acreate(r->zh, dirs + (size_t)i * stride, NULL, -1,
+                        &ZOO_OPEN_ACL_UNSAFE, 0, dir_done,
+                        &done[i]) != ZOK)
+            done[i] = -1;
+    while (left > 0 && now_us() < end) {
+        for (left = 0, i = 0; i < n; i++)
+            left += done[i] == 0;
+        if (left > 0)
+            pump(r, 10);
+    }
+    for (i = 0; i < n; i++) {
+        if (done[i] != 1) {
+            fprintf(stderr, "zklock-bench: cannot create %s\n",
+                    dirs + (size_t)i * stride);
+            free(done);
+            return -1;
+        }
+    }
+    free(done);
+    return 0;
+}
+
 static int raw_dir(struct raw *r, const char *dir)
 {
-    volatile int done = 0;
-    uint64_t end = now_us() + 10000000;
-
-    zoo_acreate(r->zh, dir, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, dir_done,
-                (const void *)&done);
-    while (done == 0 && now_us() < end)
-        pump(r, 10);
-    if (done != 1)
-        fprintf(stderr, "zklock-bench: cannot create %s\n", dir);
-    return done == 1 ? 0 : -1;
+    return raw_dirs(r, dir, 0, 1);
 }
 
 /* One pair in flight: its session and, with --list, its own directory
- * (as each lock has its own path). */
-struct slot {
-    struct raw *r;
-    int busy;
-    char dir[48];
+ * (as each lock has its own path). A slot's next pair starts from the
+ * completion of its delete, as a lock's next acquire starts from its
+ * release's callback: no scan, no wait for the rest of the wake-up. */
+struct pairs {
+    long target, started, done, errors;
+    int list;
+    struct slot **idle; /* slots whose start failed: retried by the loop */
+    long nidle;
+    uint64_t last_reply;
 };
 
-static void pair_created(int rc, const char *value, const void *data);
+struct slot {
+    struct raw *r;
+    struct pairs *p;
+    char dir[48];
+    char path[52]; /* dir "/p-" */
+};
+
+static void slot_next(struct slot *sl);
+
+static void pair_done(struct slot *sl, int failed)
+{
+    struct pairs *p = sl->p;
+
+    if (failed)
+        p->errors++;
+    p->done++;
+    p->last_reply = now_us();
+    slot_next(sl);
+}
 
 static void pair_deleted(int rc, const void *data)
 {
-    struct slot *sl = (struct slot *)(uintptr_t)data;
-
-    if (rc != ZOK)
-        sl->r->errors++;
-    sl->r->done++;
-    sl->r->inflight--;
-    sl->busy = 0;
+    pair_done((struct slot *)(uintptr_t)data, rc != ZOK);
 }
 
 static void pair_listed(int rc, const struct String_vector *sv,
@@ -145,7 +196,7 @@ static void pair_listed(int rc, const struct String_vector *sv,
 
     (void)sv;
     if (rc != ZOK)
-        sl->r->errors++;
+        sl->p->errors++;
 }
 
 static void pair_created(int rc, const char *value, const void *data)
@@ -153,28 +204,36 @@ static void pair_created(int rc, const char *value, const void *data)
     struct slot *sl = (struct slot *)(uintptr_t)data;
 
     if (rc != ZOK) {
-        sl->r->errors++;
-        sl->r->done++;
-        sl->r->inflight--;
-        sl->busy = 0;
+        pair_done(sl, 1);
         return;
     }
-    zoo_adelete(sl->r->zh, value, -1, pair_deleted, sl);
+    if (zoo_adelete(sl->r->zh, value, -1, pair_deleted, sl) != ZOK)
+        pair_done(sl, 1); /* the node goes with the session */
 }
 
-static int slot_start(struct slot *sl, int list)
+/* Sends the slot's create (and, with --list, the listing behind it).
+ * Returns -1 when the client refused the create. */
+static int slot_start(struct slot *sl)
 {
-    char path[64];
+    struct pairs *p = sl->p;
 
-    snprintf(path, sizeof path, "%s/p-", sl->dir);
-    if (zoo_acreate(sl->r->zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+    if (zoo_acreate(sl->r->zh, sl->path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
                     ZOO_EPHEMERAL_SEQUENTIAL, pair_created, sl) != ZOK)
         return -1;
-    if (list)
-        zoo_aget_children(sl->r->zh, sl->dir, 0, pair_listed, sl);
-    sl->r->inflight++;
-    sl->busy = 1;
+    p->started++;
+    if (p->list && zoo_aget_children(sl->r->zh, sl->dir, 0, pair_listed,
+                                     sl) != ZOK)
+        p->errors++;
     return 0;
+}
+
+/* The slot is free: its next pair, if any are left. */
+static void slot_next(struct slot *sl)
+{
+    struct pairs *p = sl->p;
+
+    if (p->started < p->target && slot_start(sl) != 0)
+        p->idle[p->nidle++] = sl;
 }
 
 /* --pairs N create+delete pairs, --inflight K in flight in all, spread
@@ -185,13 +244,19 @@ int bench_raw(const struct opts *o)
 {
     long pairs = o->n > 0 ? o->n : 20000,
          k = o->inflight > 0 ? o->inflight : 1000,
-         ns = o->sessions > 0 ? o->sessions : 1, i, done = 0, started = 0,
-         errors = 0;
+         ns = o->sessions > 0 ? o->sessions : 1, i;
     struct raw *r = calloc((size_t)ns, sizeof *r);
     struct slot *sl = calloc((size_t)k, sizeof *sl);
+    struct pairs p;
     uint64_t t0, t1;
     double c0;
 
+    memset(&p, 0, sizeof p);
+    p.target = pairs;
+    p.list = o->list;
+    p.idle = calloc((size_t)k, sizeof *p.idle);
+    if (r == NULL || sl == NULL || p.idle == NULL)
+        return 1;
     for (i = 0; i < ns; i++)
         if (raw_open(&r[i], o->hosts) != 0)
             return 1;
@@ -199,46 +264,50 @@ int bench_raw(const struct opts *o)
         return 1;
     for (i = 0; i < k; i++) {
         sl[i].r = &r[i % ns];
-        if (o->list) {
+        sl[i].p = &p;
+        if (o->list)
             snprintf(sl[i].dir, sizeof sl[i].dir, RAW_DIR "/d%ld", i);
-            if (raw_dir(&r[0], sl[i].dir) != 0)
-                return 1;
-        } else {
+        else
             snprintf(sl[i].dir, sizeof sl[i].dir, RAW_DIR);
-        }
+        snprintf(sl[i].path, sizeof sl[i].path, "%s/p-", sl[i].dir);
     }
+    if (o->list && raw_dirs(&r[0], sl[0].dir, sizeof sl[0], k) != 0)
+        return 1;
     note("raw: %ld create+%sdelete pairs, %ld in flight over %ld sessions",
          pairs, o->list ? "list+" : "", k, ns);
     c0 = cpu_seconds();
     t0 = now_us();
-    for (i = 0; i < k && started < pairs; i++)
-        if (slot_start(&sl[i], o->list) == 0)
-            started++;
-    while (done < pairs) {
+    p.last_reply = t0;
+    for (i = 0; i < k; i++)
+        slot_next(&sl[i]);
+    while (p.done < pairs) {
         pump_all(r, ns, 100);
-        for (done = 0, i = 0; i < ns; i++)
-            done += r[i].done;
-        /* A slot whose pair is done starts its next one. */
-        for (i = 0; i < k && started < pairs; i++)
-            if (!sl[i].busy && slot_start(&sl[i], o->list) == 0)
-                started++;
+        /* Slots the client refused (a lost connection) try again. */
+        while (p.nidle > 0 && p.started < pairs &&
+               slot_start(p.idle[p.nidle - 1]) == 0)
+            p.nidle--;
+        if (now_us() - p.last_reply > 60000000) {
+            fprintf(stderr, "zklock-bench: raw: no reply for 60 s\n");
+            break;
+        }
     }
     t1 = now_us();
-    for (i = 0; i < ns; i++)
-        errors += r[i].errors;
+    /* Pairs never answered count as errors. */
+    p.errors += pairs - p.done;
     json_begin(o->list ? "raw-list" : "raw");
     json_int("pairs", pairs);
     json_int("inflight", k);
     json_int("sessions", ns);
-    json_num("pairs_per_s", pairs / ((double)(t1 - t0) / 1e6));
+    json_num("pairs_per_s", p.done / ((double)(t1 - t0) / 1e6));
     json_num("cpu_s_per_1k_pairs", (cpu_seconds() - c0) * 1000.0 / pairs);
-    json_int("errors", errors);
+    json_int("errors", p.errors);
     json_end();
     for (i = 0; i < ns; i++)
         zookeeper_close(r[i].zh);
     free(r);
     free(sl);
-    return errors != 0;
+    free(p.idle);
+    return p.errors != 0;
 }
 
 static void one_deleted(int rc, const void *data)

@@ -226,6 +226,19 @@ ZKL_EXTERN void zkl_options_free(zkl_options_t *o);
  * client resolves names with blocking calls). Default "127.0.0.1:2181".
  * Errors: ZKL_EINVAL (NULL, empty), ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_options_set_servers(zkl_options_t *o, const char *hosts);
+/* The most requests a client keeps outstanding (sent, not yet
+ * answered) before new work waits in the client, in order: the steps
+ * of acquires that open or look at a queue (a create, a listing, a
+ * waiter's descent). Requests that protect or end holds (keepalives, a
+ * grant's own-node read, a release's delete) never wait, and may take
+ * the count past the window while they are in flight. The server
+ * answers a session's requests in order, keepalives included: without a
+ * bound, a burst of acquires queued in one loop turn delays the
+ * answers that keep this session's holds alive past the point where
+ * they must be told LOST. Default ZKL_DEFAULT_WINDOW; n <= 0 restores
+ * it. Errors: ZKL_EINVAL (o NULL). */
+#define ZKL_DEFAULT_WINDOW 1000
+ZKL_EXTERN int zkl_options_set_window(zkl_options_t *o, int n);
 /* Requested session timeout; the server clamps it to 2..20 ticks.
  * Default 10000. Errors: ZKL_EINVAL (< 1 or > 600000 ms). */
 ZKL_EXTERN int zkl_options_set_session_timeout(zkl_options_t *o, int ms);
@@ -334,6 +347,16 @@ typedef struct zkl_stats {
     uint64_t grants;         /* ZKL_LOCK_ACQUIRED delivered */
     uint64_t sessions;       /* sessions opened (1 + renewals) */
     uint64_t listings;       /* child listings among the requests */
+    /* Pacing (zkl_options_set_window), counting the requests above but
+     * not guarded writes or zkl_contenders(): */
+    uint64_t window;         /* the window in force */
+    uint64_t outstanding;    /* requests sent, not yet answered: now (a
+                                listing shared by k attempts counts k:
+                                each may set a watch from its answer) */
+    uint64_t outstanding_max;/* ... and its high-water mark */
+    uint64_t paced;          /* attempts waiting for room: now */
+    uint64_t paced_max;      /* ... and its high-water mark */
+    uint64_t paced_total;    /* steps that waited for room, in all */
 } zkl_stats_t;
 
 /* Copies the counters into out (at most size bytes). Errors: ZKL_EINVAL. */

@@ -213,7 +213,7 @@ zkl__att_t *zkl__att_new_downgrade(zkl_client_t *c, zkl_lock_t *lk,
 static void delete_ghost_done(int rc, const void *data)
 {
     (void)rc;
-    (void)data;
+    zkl__req_done((zkl_client_t *)(uintptr_t)data);
 }
 
 static void ghost(zkl__att_t *owner, const char *name)
@@ -233,8 +233,10 @@ static void ghost(zkl__att_t *owner, const char *name)
 
         memcpy(p, owner->path, (size_t)owner->dirlen + 1);
         memcpy(p + owner->dirlen + 1, name, len + 1);
-        if (zoo_adelete(c->zh, p, -1, delete_ghost_done, NULL) == ZOK)
+        if (zoo_adelete(c->zh, p, -1, delete_ghost_done, c) == ZOK) {
             c->stats.requests++;
+            zkl__req_sent(c);
+        }
         return;
     }
     memcpy(att_name(g), name, len + 1);
@@ -336,7 +338,7 @@ void zkl__att_release(zkl__att_t *a)
     /* Stays filed under its own path: when the deletion is seen, the
      * waiter queued right behind it is known to hold the lock. */
     a->flags |= ZKL__F_WAS_HELD;
-    a->flags &= (uint16_t)~ZKL__F_WATCH_OWN;
+    a->flags &= (uint32_t)~ZKL__F_WATCH_OWN;
     att_to_delete(a);
     att_schedule(a, ZKL__NEXT_NOTHING);
 }
@@ -421,19 +423,28 @@ static int sent(zkl__att_t *a, int rc)
     if (a->inflight++ == 0)
         a->sent_at = zkl__now_ms();
     a->c->stats.requests++;
+    zkl__req_sent(a->c);
     return 1;
 }
 
 /* Every completion starts here: one reply fewer in flight, and what a
- * server answer says about how recently the server heard from us. */
-static zkl__att_t *answered(const void *data, int rc)
+ * server answer says about how recently the server heard from us. A
+ * shared listing's answer comes once per attempt that joined it, and
+ * is one request: listing.c counts it. */
+static zkl__att_t *joined_answered(zkl__att_t *a, int rc)
 {
-    zkl__att_t *a = ATT(data);
-
     a->inflight--;
     if (!a->c->closing)
         zkl__on_result(a->c, rc, a->sent_at);
     return a;
+}
+
+static zkl__att_t *answered(const void *data, int rc)
+{
+    zkl__att_t *a = ATT(data);
+
+    zkl__req_done(a->c);
+    return joined_answered(a, rc);
 }
 
 /* After a reply: go on once the last outstanding reply is in. */
@@ -455,6 +466,9 @@ void zkl__att_after_reply(zkl__att_t *a, int next_op)
 static void send_list(zkl__att_t *a)
 {
     if (zkl__listing_join(a->c, a) == ZKL_OK) {
+        /* In the window from now: the pass's steps that come after it
+         * must see it. */
+        zkl__req_sent(a->c);
         if (a->inflight++ == 0)
             a->sent_at = zkl__now_ms();
         return;
@@ -571,7 +585,7 @@ static void send_create(zkl__att_t *a, int with_parents)
     /* A new node, so no view of the queue covers it yet, and its place
      * is still to be told. */
     zkl__queue_leave(a->c, a);
-    a->flags &= (uint16_t)~(ZKL__F_AT_HEAD | ZKL__F_TOLD_QUEUED);
+    a->flags &= (uint32_t)~(ZKL__F_AT_HEAD | ZKL__F_TOLD_QUEUED);
     node_data(a, &data, &len);
     if (a->flags & ZKL__F_FIXED) {
         send_downgrade(a, data, len);
@@ -746,7 +760,7 @@ static void att_step(zkl__att_t *a)
         return;
     }
     if (a->flags & ZKL__F_STALLED) {
-        a->flags &= (uint16_t)~ZKL__F_STALLED;
+        a->flags &= (uint32_t)~ZKL__F_STALLED;
         c->nstalled--;
     }
     a->next_op = ZKL__NEXT_NOTHING;
@@ -782,9 +796,82 @@ void zkl__att_after_callback(zkl__att_t *a)
 {
     if (!(a->flags & ZKL__F_WATCH_OWN))
         return;
-    a->flags &= (uint16_t)~ZKL__F_WATCH_OWN;
+    a->flags &= (uint32_t)~ZKL__F_WATCH_OWN;
     if (a->goal == ZKL__GOAL_HOLD && a->next_op == ZKL__NEXT_NOTHING)
         att_schedule(a, ZKL__NEXT_CONFIRM);
+}
+
+/* Pacing. The server answers one session's requests in order, the
+ * keepalive that proves a hold alive among them: every request ahead
+ * of it delays it. New work (an acquire's create, a waiter's listing or
+ * descent) is sent only while the client's outstanding requests leave
+ * room for it in the window; the rest waits on c->paced, in order, and
+ * goes as answers come back. Holds and releases never wait there (a
+ * grant's read, a delete, the keepalive), and neither does a reply's
+ * follow-up (a watch set from a listing's answer replaces the listing
+ * in the count). A paced attempt that is cancelled meanwhile keeps its
+ * place until its turn, then deletes: one window's drain at most. */
+static int paced_step(const zkl__att_t *a)
+{
+    if (a->goal != ZKL__GOAL_ACQUIRE)
+        return 0;
+    switch ((enum zkl__next)a->next_op) {
+    case ZKL__NEXT_CREATE:
+    case ZKL__NEXT_PARENTS:
+    case ZKL__NEXT_LIST:
+    case ZKL__NEXT_DESCEND:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Requests the step sends at most: a create and its listing; the lock
+ * path's ancestors too. */
+static size_t step_cost(const zkl__att_t *a)
+{
+    size_t n = 2, i;
+
+    if (a->next_op == ZKL__NEXT_PARENTS)
+        for (i = 1; i <= a->dirlen; i++)
+            n += i == a->dirlen || a->path[i] == '/';
+    else if (a->next_op != ZKL__NEXT_CREATE)
+        n = 1;
+    return n;
+}
+
+static int has_room(const zkl_client_t *c, const zkl__att_t *a)
+{
+    return c->outstanding == 0 ||
+           c->outstanding + step_cost(a) <= c->window;
+}
+
+int zkl__paced_due(const zkl_client_t *c)
+{
+    return c->paced != NULL &&
+           (!paced_step(c->paced) || has_room(c, c->paced));
+}
+
+static void park(zkl_client_t *c, zkl__att_t *a)
+{
+    a->flags |= ZKL__F_READY | ZKL__F_PACED;
+    a->ready_next = NULL;
+    *c->paced_tail = a;
+    c->paced_tail = &a->ready_next;
+    c->stats.paced_total++;
+    if (++c->npaced > c->stats.paced_max)
+        c->stats.paced_max = c->npaced;
+}
+
+static zkl__att_t *pop(zkl__att_t **head, zkl__att_t ***tail)
+{
+    zkl__att_t *a = *head;
+
+    *head = a->ready_next;
+    if (*head == NULL)
+        *tail = head;
+    a->flags &= (uint32_t)~(ZKL__F_READY | ZKL__F_PACED);
+    return a;
 }
 
 void zkl__run_ready(zkl_client_t *c)
@@ -799,13 +886,21 @@ void zkl__run_ready(zkl_client_t *c)
     while (c->ready != NULL) {
         if (++n > 1 && zkl__over_budget(c))
             break; /* the rest next pass */
-        zkl__att_t *a = c->ready;
+        zkl__att_t *a = pop(&c->ready, &c->ready_tail);
 
-        c->ready = a->ready_next;
-        if (c->ready == NULL)
-            c->ready_tail = &c->ready;
-        a->flags &= (uint16_t)~ZKL__F_READY;
-        att_step(a);
+        if (paced_step(a) && zkl__is_connected(c) &&
+            (c->paced != NULL || !has_room(c, a)))
+            park(c, a);
+        else
+            att_step(a);
+    }
+    /* Then what waited, in order, as far as the window allows (a step
+     * whose attempt was cancelled while it waited goes at once). */
+    while (zkl__paced_due(c)) {
+        if (++n > 1 && zkl__over_budget(c))
+            break;
+        c->npaced--;
+        att_step(pop(&c->paced, &c->paced_tail));
     }
     zkl__listing_flush(c);
     c->stepping = 0;
@@ -910,7 +1005,7 @@ void zkl__att_grant(zkl__att_t *a)
     if (att_recipe(a)->chain)
         zkl__queue_trim(a->c, a, zkl__seq_of(att_name(a)));
     zkl__queue_leave(a->c, a);
-    a->flags &= (uint16_t)~ZKL__F_AT_HEAD;
+    a->flags &= (uint32_t)~ZKL__F_AT_HEAD;
     a->goal = ZKL__GOAL_HOLD;
     a->c->nholds++;
     a->flags |= ZKL__F_WATCH_OWN;
@@ -1030,7 +1125,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
             !(a->flags & ZKL__F_TOLD_QUEUED))
             tell_queued(a, sv);
         a->pred_seq = zkl__seq_of(pred);
-        a->flags &= (uint16_t)~ZKL__F_LAST_BLOCKER;
+        a->flags &= (uint32_t)~ZKL__F_LAST_BLOCKER;
         if (a->kind == ZKL_KIND_READ && !zkl__write_before(sv, pred))
             a->flags |= ZKL__F_LAST_BLOCKER;
         if (att_recipe(a)->chain)
@@ -1040,10 +1135,15 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
     }
 }
 
+static void list_answered(zkl__att_t *a, int rc,
+                          const struct String_vector *sv,
+                          const struct Stat *st);
+
+/* A shared listing's answer: listing.c counted the one request. */
 void zkl__att_list_done(int rc, const struct String_vector *sv,
                         const struct Stat *st, zkl__att_t *a)
 {
-    list_done(rc, sv, st, a);
+    list_answered(joined_answered(a, rc), rc, sv, st);
 }
 
 void zkl__att_list_unsent(zkl__att_t *a, int rc)
@@ -1057,14 +1157,19 @@ void zkl__att_list_unsent(zkl__att_t *a, int rc)
 static void list_done(int rc, const struct String_vector *sv,
                       const struct Stat *st, const void *data)
 {
-    zkl__att_t *a = answered(data, rc);
+    list_answered(answered(data, rc), rc, sv, st);
+}
 
+static void list_answered(zkl__att_t *a, int rc,
+                          const struct String_vector *sv,
+                          const struct Stat *st)
+{
     if (a->c->closing)
         return;
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
         if (sv != NULL) {
-            a->flags &= (uint16_t)~ZKL__F_SEQ_SAFE;
+            a->flags &= (uint32_t)~ZKL__F_SEQ_SAFE;
             if (seq_safe(st))
                 a->flags |= ZKL__F_SEQ_SAFE;
             decide(a, sv);
@@ -1197,7 +1302,7 @@ static void own_watch_done(int rc, const char *value, int len,
     zkl_client_t *c = a->c;
     int next = ZKL__NEXT_NOTHING;
 
-    a->flags &= (uint16_t)~ZKL__F_CONFIRMING;
+    a->flags &= (uint32_t)~ZKL__F_CONFIRMING;
     if (c->closing)
         return;
     if (a->goal == ZKL__GOAL_DELETE) {
@@ -1230,7 +1335,7 @@ static void own_watch_done(int rc, const char *value, int len,
         zkl__wtab_add(c, a, zkl__hash(a->path));
         check_revoke(a, value, len);
         if (a->flags & ZKL__F_SUSPENDED) {
-            a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
+            a->flags &= (uint32_t)~ZKL__F_SUSPENDED;
             zkl__queue_event(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
                              ZKL_OK);
         }
@@ -1260,7 +1365,7 @@ static void own_watch_done(int rc, const char *value, int len,
         refused(a, rc, "watch");
         /* A node we may not read exists: a suspended hold is back. */
         if (a->goal == ZKL__GOAL_HOLD && (a->flags & ZKL__F_SUSPENDED)) {
-            a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
+            a->flags &= (uint32_t)~ZKL__F_SUSPENDED;
             zkl__queue_event(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
                              ZKL_OK);
         }
@@ -1475,7 +1580,7 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
     zkl__sem_on_session_gone(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
-        a->flags &= (uint16_t)~(ZKL__F_QUEUED | ZKL__F_SUSPENDED |
+        a->flags &= (uint32_t)~(ZKL__F_QUEUED | ZKL__F_SUSPENDED |
                                 ZKL__F_AT_HEAD);
         zkl__wtab_remove(c, a);
         a->node = ZKL__NODE_NONE;

@@ -268,12 +268,25 @@ int zkl__touch_fresh(const zkl_client_t *c)
            c->touched_at + (uint64_t)zkl_client_session_timeout(c) / 2;
 }
 
+void zkl__req_sent(zkl_client_t *c)
+{
+    if (++c->outstanding > c->stats.outstanding_max)
+        c->stats.outstanding_max = c->outstanding;
+}
+
+void zkl__req_done(zkl_client_t *c)
+{
+    if (c->outstanding > 0)
+        c->outstanding--;
+}
+
 static void keepalive_done(int rc, const struct Stat *st, const void *data)
 {
     zkl_client_t *c = (zkl_client_t *)(uintptr_t)data;
     uint64_t at = c->ka_sent_at;
 
     (void)st;
+    zkl__req_done(c);
     c->ka_sent_at = 0;
     if (!c->closing)
         zkl__on_result(c, rc, at);
@@ -300,6 +313,7 @@ static void keepalive(zkl_client_t *c, uint64_t now)
     if (zoo_aexists(c->zh, "/", 0, keepalive_done, c) == ZOK) {
         c->ka_sent_at = now;
         c->stats.requests++;
+        zkl__req_sent(c);
     } else {
         c->ka_retry_at = now + 100; /* not queued: not at once again */
     }
@@ -470,9 +484,12 @@ int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
         strcat(c->hosts, o->chroot);
     c->session_timeout =
         o != NULL ? o->session_timeout : ZKL_DEFAULT_SESSION_TIMEOUT;
+    c->window = (size_t)(o != NULL ? o->window : ZKL_DEFAULT_WINDOW);
+    c->stats.window = c->window;
     c->conn_cb = o != NULL ? o->conn_cb : NULL;
     c->conn_arg = o != NULL ? o->conn_arg : NULL;
     c->ready_tail = &c->ready;
+    c->paced_tail = &c->paced;
     c->io_fd = -1;
     c->conn_state = ZKL_CONN_SUSPENDED;
     c->acl = ZOO_OPEN_ACL_UNSAFE;
@@ -537,7 +554,13 @@ int zkl_client_stats(const zkl_client_t *c, zkl_stats_t *out, size_t size)
 {
     if (c == NULL || out == NULL)
         return ZKL_EINVAL;
-    memcpy(out, &c->stats, size < sizeof c->stats ? size : sizeof c->stats);
+    {
+        zkl_stats_t s = c->stats;
+
+        s.outstanding = c->outstanding;
+        s.paced = c->npaced;
+        memcpy(out, &s, size < sizeof s ? size : sizeof s);
+    }
     return ZKL_OK;
 }
 
@@ -662,7 +685,8 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
             continue;
         }
         on_clock(c);
-        if (c->ready != NULL || (c->sem_work && zkl__is_connected(c)))
+        if (c->ready != NULL || zkl__paced_due(c) ||
+            (c->sem_work && zkl__is_connected(c)))
             continue;
         if (with_callbacks && c->evq_len > 0) {
             drain(c);
@@ -671,7 +695,8 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
             continue;
         }
         ask_interest(c, fd, events, ms);
-        if (c->ready != NULL || (c->expired && !c->dead) ||
+        if (c->ready != NULL || zkl__paced_due(c) ||
+            (c->expired && !c->dead) ||
             (c->sem_work && zkl__is_connected(c)) ||
             (with_callbacks && c->evq_len > 0))
             continue;
@@ -746,7 +771,7 @@ static void arm(zkl_client_t *c, int zfd, int events, long ms)
     if (watch(c, zfd, events) != 0)
         ms = sooner(ms, now + ZKL__IO_RETRY_MS, now);
     if (c->evq_len > 0 || c->ready != NULL || (c->expired && !c->dead) ||
-        c->more_io)
+        c->more_io || zkl__paced_due(c))
         ms = 0;
     if ((top = zkl__heap_top(c)) != NULL)
         ms = sooner(ms, top->deadline, now);

@@ -122,6 +122,7 @@ struct zkl_options {
     char *hosts;
     char *chroot;
     int session_timeout;
+    int window;
     zkl_conn_cb conn_cb;
     void *conn_arg;
     int acl_mode;             /* zkl_acl_t */
@@ -192,6 +193,8 @@ enum zkl__next {
 #define ZKL__F_TOLD_QUEUED 0x4000 /* ZKL_LOCK_QUEUED queued for this node */
 #define ZKL__F_NOTIFY 0x8000   /* its handle asked for ZKL_LOCK_QUEUED when
                                   it started (counted in c->nnotify) */
+#define ZKL__F_PACED 0x10000   /* on c->paced, not c->ready (F_READY too):
+                                  its step waits for room in the window */
 
 /* One attempt: one lock node's life, from create to gone. Owned by the
  * client (on c->atts) from acquire until its node is known gone and no
@@ -217,7 +220,7 @@ struct zkl__att {
     uint32_t heap_idx;        /* in c->heap, or UINT32_MAX */
     uint32_t pred_seq;        /* sequence of the node waited on, or
                                  UINT32_MAX when it has none */
-    uint16_t flags;
+    uint32_t flags;
     uint16_t inflight;        /* requests carrying this attempt (a path
                                  of 512 components sends 514 at once) */
     uint16_t dirlen;          /* strlen(lock path) */
@@ -507,6 +510,11 @@ struct zkl_client {
     size_t nholds;            /* attempts with goal HOLD */
     size_t nstalled;
     zkl__att_t *ready, **ready_tail;
+    /* Pacing: requests sent and not yet answered, and the attempts whose
+     * next step waits until that number leaves room (see run_ready). */
+    size_t outstanding, window;
+    zkl__att_t *paced, **paced_tail;
+    size_t npaced;
     zkl_lock_t *locks;        /* every live handle */
     zkl_multi_t *multis;      /* every live multi-lock */
     size_t nmultis;
@@ -556,6 +564,12 @@ int zkl__over_budget(const zkl_client_t *c);
  * over through another server), so it is dropped: the ZooKeeper client
  * reconnects, and the server gives the session back to us. */
 void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at);
+/* A request was sent (the ZooKeeper client took it) / answered (its
+ * completion ran): the window's count. */
+void zkl__req_sent(zkl_client_t *c);
+void zkl__req_done(zkl_client_t *c);
+/* Whether attempts wait for room that there is now. */
+int zkl__paced_due(const zkl_client_t *c);
 /* 1 while touched_at is recent enough that a hold may begin. */
 int zkl__touch_fresh(const zkl_client_t *c);
 /* Queue a callback. The queue never grows for an attempt's or a

@@ -72,8 +72,12 @@ static void listing_done(int rc, const struct String_vector *sv,
     zkl__listing_t *l = (zkl__listing_t *)(uintptr_t)data;
     size_t i;
 
-    for (i = 0; i < l->n; i++)
+    /* Counted once per attempt that joined: each may set a watch from
+     * the answer, which then takes its place in the window. */
+    for (i = 0; i < l->n; i++) {
+        zkl__req_done(l->atts[i]->c);
         zkl__att_list_done(rc, sv, st, l->atts[i]);
+    }
     zkl__free(l->atts);
     zkl__free(l);
 }
@@ -112,8 +116,10 @@ void zkl__listing_flush(zkl_client_t *c)
             c->stats.listings++;
             continue;
         }
-        for (i = 0; i < l->n; i++)
+        for (i = 0; i < l->n; i++) {
+            zkl__req_done(c);
             zkl__att_list_unsent(l->atts[i], rc);
+        }
         zkl__free(l->atts);
         zkl__free(l);
     }

@@ -17,6 +17,7 @@ int zkl_options_new(zkl_options_t **out)
     if (o == NULL)
         return ZKL_ENOMEM;
     o->session_timeout = ZKL_DEFAULT_SESSION_TIMEOUT;
+    o->window = ZKL_DEFAULT_WINDOW;
     *out = o;
     return ZKL_OK;
 }
@@ -50,6 +51,14 @@ int zkl_options_set_servers(zkl_options_t *o, const char *hosts)
         strchr(hosts, '/') != NULL)
         return ZKL_EINVAL;
     return set_string(&o->hosts, hosts);
+}
+
+int zkl_options_set_window(zkl_options_t *o, int n)
+{
+    if (o == NULL)
+        return ZKL_EINVAL;
+    o->window = n > 0 ? n : ZKL_DEFAULT_WINDOW;
+    return ZKL_OK;
 }
 
 int zkl_options_set_session_timeout(zkl_options_t *o, int ms)

@@ -415,7 +415,7 @@ void zkl__queue_leave(zkl_client_t *c, zkl__att_t *a)
 
     if (!(a->flags & ZKL__F_QUEUED))
         return;
-    a->flags &= (uint16_t)~ZKL__F_QUEUED;
+    a->flags &= (uint32_t)~ZKL__F_QUEUED;
     if ((q = find(c, a)) == NULL)
         return;
     if ((i = entry(q, zkl__seq_of(own_name(a)), NULL)) < q->n &&

@@ -370,7 +370,7 @@ void zkl__sem_decide(zkl__att_t *a, const struct String_vector *sv)
     for (i = 0; i < g->n; i++) {
         zkl__att_t *m = g->members[i]->att;
 
-        m->flags &= (uint16_t)~ZKL__F_AT_HEAD;
+        m->flags &= (uint32_t)~ZKL__F_AT_HEAD;
         if (m->node != ZKL__NODE_KNOWN) {
             all = 0;
         } else if (!listed(sv, zkl__att_name(m))) {
@@ -467,6 +467,7 @@ static void count_read(zkl__sem_t *g);
 /* 1 when g is gone: it was over, and this was its last reply. */
 static int count_answered(zkl__sem_t *g)
 {
+    zkl__req_done(g->c);
     g->inflight--;
     if (g->done && g->inflight == 0) {
         sem_free(g);
@@ -548,8 +549,10 @@ static void count_create(zkl__sem_t *g)
             continue;
         tmp[i] = '\0';
         if (zoo_acreate(c->zh, tmp, NULL, -1, &c->acl, ZOO_CONTAINER,
-                        parent_created, g) == ZOK)
+                        parent_created, g) == ZOK) {
             g->inflight++;
+            zkl__req_sent(c);
+        }
         tmp[i] = '/';
     }
     seed[0] = (char)(v >> 24);
@@ -557,10 +560,12 @@ static void count_create(zkl__sem_t *g)
     seed[2] = (char)(v >> 8);
     seed[3] = (char)v;
     if (zoo_acreate(c->zh, g->count_path, seed, 4, &c->acl, ZOO_PERSISTENT,
-                    count_created, g) == ZOK)
+                    count_created, g) == ZOK) {
         g->inflight++;
-    else
+        zkl__req_sent(c);
+    } else {
         count_retry(g);
+    }
 }
 
 static void count_done(int rc, const char *value, int len,
@@ -603,6 +608,7 @@ static void count_read(zkl__sem_t *g)
     rc = zoo_awget(c->zh, g->count_path, zkl__watcher, c, count_done, g);
     if (rc == ZOK) {
         g->inflight++;
+        zkl__req_sent(c);
         c->stats.requests++;
     } else if (zkl__rc_class(rc) == ZKL__RC_GONE) {
         count_retry(g); /* the session handling brings a new handle */
