@@ -338,7 +338,7 @@ void zkl__att_release(zkl__att_t *a)
     /* Stays filed under its own path: when the deletion is seen, the
      * waiter queued right behind it is known to hold the lock. */
     a->flags |= ZKL__F_WAS_HELD;
-    a->flags &= (uint32_t)~ZKL__F_WATCH_OWN;
+    a->flags &= (uint16_t)~ZKL__F_WATCH_OWN;
     att_to_delete(a);
     att_schedule(a, ZKL__NEXT_NOTHING);
 }
@@ -429,8 +429,8 @@ static int sent(zkl__att_t *a, int rc)
 
 /* Every completion starts here: one reply fewer in flight, and what a
  * server answer says about how recently the server heard from us. A
- * shared listing's answer comes once per attempt that joined it, and
- * is one request: listing.c counts it. */
+ * shared listing's answer comes once per attempt that joined it:
+ * listing.c takes each out of the window's count. */
 static zkl__att_t *joined_answered(zkl__att_t *a, int rc)
 {
     a->inflight--;
@@ -585,7 +585,7 @@ static void send_create(zkl__att_t *a, int with_parents)
     /* A new node, so no view of the queue covers it yet, and its place
      * is still to be told. */
     zkl__queue_leave(a->c, a);
-    a->flags &= (uint32_t)~(ZKL__F_AT_HEAD | ZKL__F_TOLD_QUEUED);
+    a->flags &= (uint16_t)~(ZKL__F_AT_HEAD | ZKL__F_TOLD_QUEUED);
     node_data(a, &data, &len);
     if (a->flags & ZKL__F_FIXED) {
         send_downgrade(a, data, len);
@@ -760,7 +760,7 @@ static void att_step(zkl__att_t *a)
         return;
     }
     if (a->flags & ZKL__F_STALLED) {
-        a->flags &= (uint32_t)~ZKL__F_STALLED;
+        a->flags &= (uint16_t)~ZKL__F_STALLED;
         c->nstalled--;
     }
     a->next_op = ZKL__NEXT_NOTHING;
@@ -796,7 +796,7 @@ void zkl__att_after_callback(zkl__att_t *a)
 {
     if (!(a->flags & ZKL__F_WATCH_OWN))
         return;
-    a->flags &= (uint32_t)~ZKL__F_WATCH_OWN;
+    a->flags &= (uint16_t)~ZKL__F_WATCH_OWN;
     if (a->goal == ZKL__GOAL_HOLD && a->next_op == ZKL__NEXT_NOTHING)
         att_schedule(a, ZKL__NEXT_CONFIRM);
 }
@@ -854,7 +854,7 @@ int zkl__paced_due(const zkl_client_t *c)
 
 static void park(zkl_client_t *c, zkl__att_t *a)
 {
-    a->flags |= ZKL__F_READY | ZKL__F_PACED;
+    a->flags |= ZKL__F_READY; /* on c->paced instead of c->ready */
     a->ready_next = NULL;
     *c->paced_tail = a;
     c->paced_tail = &a->ready_next;
@@ -870,7 +870,7 @@ static zkl__att_t *pop(zkl__att_t **head, zkl__att_t ***tail)
     *head = a->ready_next;
     if (*head == NULL)
         *tail = head;
-    a->flags &= (uint32_t)~(ZKL__F_READY | ZKL__F_PACED);
+    a->flags &= (uint16_t)~ZKL__F_READY;
     return a;
 }
 
@@ -1005,7 +1005,7 @@ void zkl__att_grant(zkl__att_t *a)
     if (att_recipe(a)->chain)
         zkl__queue_trim(a->c, a, zkl__seq_of(att_name(a)));
     zkl__queue_leave(a->c, a);
-    a->flags &= (uint32_t)~ZKL__F_AT_HEAD;
+    a->flags &= (uint16_t)~ZKL__F_AT_HEAD;
     a->goal = ZKL__GOAL_HOLD;
     a->c->nholds++;
     a->flags |= ZKL__F_WATCH_OWN;
@@ -1125,7 +1125,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
             !(a->flags & ZKL__F_TOLD_QUEUED))
             tell_queued(a, sv);
         a->pred_seq = zkl__seq_of(pred);
-        a->flags &= (uint32_t)~ZKL__F_LAST_BLOCKER;
+        a->flags &= (uint16_t)~ZKL__F_LAST_BLOCKER;
         if (a->kind == ZKL_KIND_READ && !zkl__write_before(sv, pred))
             a->flags |= ZKL__F_LAST_BLOCKER;
         if (att_recipe(a)->chain)
@@ -1139,7 +1139,7 @@ static void list_answered(zkl__att_t *a, int rc,
                           const struct String_vector *sv,
                           const struct Stat *st);
 
-/* A shared listing's answer: listing.c counted the one request. */
+/* A shared listing's answer: listing.c keeps the window's count. */
 void zkl__att_list_done(int rc, const struct String_vector *sv,
                         const struct Stat *st, zkl__att_t *a)
 {
@@ -1169,7 +1169,7 @@ static void list_answered(zkl__att_t *a, int rc,
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
         if (sv != NULL) {
-            a->flags &= (uint32_t)~ZKL__F_SEQ_SAFE;
+            a->flags &= (uint16_t)~ZKL__F_SEQ_SAFE;
             if (seq_safe(st))
                 a->flags |= ZKL__F_SEQ_SAFE;
             decide(a, sv);
@@ -1302,7 +1302,7 @@ static void own_watch_done(int rc, const char *value, int len,
     zkl_client_t *c = a->c;
     int next = ZKL__NEXT_NOTHING;
 
-    a->flags &= (uint32_t)~ZKL__F_CONFIRMING;
+    a->flags &= (uint16_t)~ZKL__F_CONFIRMING;
     if (c->closing)
         return;
     if (a->goal == ZKL__GOAL_DELETE) {
@@ -1335,7 +1335,7 @@ static void own_watch_done(int rc, const char *value, int len,
         zkl__wtab_add(c, a, zkl__hash(a->path));
         check_revoke(a, value, len);
         if (a->flags & ZKL__F_SUSPENDED) {
-            a->flags &= (uint32_t)~ZKL__F_SUSPENDED;
+            a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
             zkl__queue_event(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
                              ZKL_OK);
         }
@@ -1365,7 +1365,7 @@ static void own_watch_done(int rc, const char *value, int len,
         refused(a, rc, "watch");
         /* A node we may not read exists: a suspended hold is back. */
         if (a->goal == ZKL__GOAL_HOLD && (a->flags & ZKL__F_SUSPENDED)) {
-            a->flags &= (uint32_t)~ZKL__F_SUSPENDED;
+            a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
             zkl__queue_event(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
                              ZKL_OK);
         }
@@ -1580,7 +1580,7 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
     zkl__sem_on_session_gone(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
-        a->flags &= (uint32_t)~(ZKL__F_QUEUED | ZKL__F_SUSPENDED |
+        a->flags &= (uint16_t)~(ZKL__F_QUEUED | ZKL__F_SUSPENDED |
                                 ZKL__F_AT_HEAD);
         zkl__wtab_remove(c, a);
         a->node = ZKL__NODE_NONE;

@@ -370,7 +370,7 @@ void zkl__sem_decide(zkl__att_t *a, const struct String_vector *sv)
     for (i = 0; i < g->n; i++) {
         zkl__att_t *m = g->members[i]->att;
 
-        m->flags &= (uint32_t)~ZKL__F_AT_HEAD;
+        m->flags &= (uint16_t)~ZKL__F_AT_HEAD;
         if (m->node != ZKL__NODE_KNOWN) {
             all = 0;
         } else if (!listed(sv, zkl__att_name(m))) {

@@ -62,7 +62,7 @@ void zkl__wtab_remove(zkl_client_t *c, zkl__att_t *a)
         }
     }
     a->wnext = NULL;
-    a->flags &= (uint32_t)~ZKL__F_IN_TABLE;
+    a->flags &= (uint16_t)~ZKL__F_IN_TABLE;
     c->wtab_count--;
 }
 
@@ -93,7 +93,7 @@ zkl__att_t *zkl__wtab_take(zkl_client_t *c, uint64_t h)
 
         if (a->whash == h) {
             *pp = a->wnext;
-            a->flags &= (uint32_t)~ZKL__F_IN_TABLE;
+            a->flags &= (uint16_t)~ZKL__F_IN_TABLE;
             c->wtab_count--;
             a->wnext = out;
             out = a;
