@@ -398,7 +398,10 @@ typedef struct zkl_loop_ops {
  * connecting. Attach, run and free a client on one thread: the work
  * done per loop turn is bounded by a budget that the clients attached
  * on the calling thread share (a thread-local count, so that several
- * loops, one per thread, each get a whole budget).
+ * loops, one per thread, each get a whole budget). Clients of the same
+ * servers (and chroot) attached on one thread also share what they
+ * learn of lock queues, so a process that spreads its waiters over
+ * several sessions hands a lock on without listing the queue.
  * Errors: ZKL_EINVAL, ZKL_EBUSY (already attached), ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_client_attach(zkl_client_t *c, const zkl_loop_ops_t *ops,
                                  void *loop_data);

@@ -497,9 +497,7 @@ int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
          (rc = zkl__creds_copy(&c->auth, &c->nauth, o->auth, o->nauth)) !=
              ZKL_OK) ||
         (rc = zkl__acl_build(&c->acl, o)) != ZKL_OK ||
-        (rc = zkl__views_join(c)) != ZKL_OK ||
         (rc = open_session(c)) != ZKL_OK) {
-        zkl__views_part(c);
         zkl__acl_free(&c->acl);
         zkl__creds_free(c->auth, c->nauth);
         zkl__free(c->hosts);
@@ -580,6 +578,8 @@ int zkl_client_attach(zkl_client_t *c, const zkl_loop_ops_t *ops,
         return ZKL_EBUSY;
     c->ops = ops;
     attached_here++;
+    /* Out of memory, the client only shares no views: it lists more. */
+    (void)zkl__views_join(c);
     c->loop_data = loop_data;
     zkl__kick(c);
     return ZKL_OK;
@@ -992,7 +992,6 @@ static void teardown(zkl_client_t *c)
         lk->c = NULL;
     zkl__multi_teardown(c);
     zkl__queue_clear(c);
-    zkl__views_count(c, -(int)c->natts);
     zkl__views_part(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;

@@ -168,7 +168,8 @@ enum zkl__next {
                           set may be granted now (semaphore.c) */
 };
 
-#define ZKL__F_READY 0x01      /* on the client's ready queue */
+#define ZKL__F_READY 0x01      /* on the client's ready queue, or waiting
+                                  for room in the window (c->paced) */
 #define ZKL__F_STALLED 0x02    /* waits for the connection to come back */
 #define ZKL__F_IN_TABLE 0x04   /* in the waiter table under whash */
 #define ZKL__F_TRYLOCK 0x08    /* timeout 0 */
@@ -193,8 +194,6 @@ enum zkl__next {
 #define ZKL__F_TOLD_QUEUED 0x4000 /* ZKL_LOCK_QUEUED queued for this node */
 #define ZKL__F_NOTIFY 0x8000   /* its handle asked for ZKL_LOCK_QUEUED when
                                   it started (counted in c->nnotify) */
-#define ZKL__F_PACED 0x10000   /* on c->paced, not c->ready (F_READY too):
-                                  its step waits for room in the window */
 
 /* One attempt: one lock node's life, from create to gone. Owned by the
  * client (on c->atts) from acquire until its node is known gone and no
@@ -220,7 +219,7 @@ struct zkl__att {
     uint32_t heap_idx;        /* in c->heap, or UINT32_MAX */
     uint32_t pred_seq;        /* sequence of the node waited on, or
                                  UINT32_MAX when it has none */
-    uint32_t flags;
+    uint16_t flags;
     uint16_t inflight;        /* requests carrying this attempt (a path
                                  of 512 components sends 514 at once) */
     uint16_t dirlen;          /* strlen(lock path) */
@@ -531,8 +530,9 @@ struct zkl_client {
     zkl__att_t **wtab;        /* waiter table: path hash -> attempts */
     size_t wtab_size, wtab_count;
 
-    zkl__views_t *views;      /* queue views shared with this thread's
-                                 clients of the same servers (queue.c) */
+    zkl__views_t *views;      /* queue views shared with the clients of
+                                 the same servers attached on this
+                                 thread (queue.c); NULL until attached */
     zkl_client_t *poke_next;  /* views->poked */
     int poked;                /* on it: kick at the end of this pass */
 
@@ -601,8 +601,9 @@ zkl__att_t *zkl__wtab_find(zkl_client_t *c, uint64_t h,
                            const void *arg);
 
 /* ---- queue.c: views of long queues, shared by a thread's clients ---- */
-/* c joins the views of this thread and its server list (zkl_client_new),
- * and leaves them when it is freed, its attempts gone. */
+/* c joins the views of this thread and its server list when it is
+ * attached (its attempts counted), and leaves them when it is freed,
+ * its attempts out of every view (zkl__queue_clear first). */
 int zkl__views_join(zkl_client_t *c);
 void zkl__views_part(zkl_client_t *c);
 /* c's attempts grew or shrank by delta. */

@@ -14,8 +14,9 @@
  * and holds); the node of one of our own waiters, which exists unless
  * someone else deleted it, is the next one to watch; anything unknown (a
  * node of another process, or one whose attempt let go of it, which may
- * have gone unseen) means it lists the children instead. Either way a waiter settles its place in one
- * round trip and never walks the queue node by node: a walk over nodes
+ * have gone unseen) means it lists the children instead. Either way a
+ * waiter settles its place in one round trip and never walks the queue
+ * node by node: a walk over nodes
  * other sessions deleted unseen would cost one round trip each.
  *
  * "Our own" means any client of this thread with the same server list
@@ -24,10 +25,10 @@
  * Each client keeps its own session, watches and waiter table; only
  * what was learnt about nodes is shared. A node whose session expired is
  * not ours any more: its attempt leaves the view first (zkl__queue_clear)
- * and the node is unknown from then on. Clients join the views of the
- * thread that makes them (zkl_client_new) and use them wherever they are
- * run, so a client moved to another thread never reaches into the views
- * of the thread it runs on.
+ * and the node is unknown from then on. A client joins the views of the
+ * thread that attaches it to a loop, the thread it is run and freed on
+ * (zkl_client_attach), and leaves them when it is freed; a client made
+ * on another thread joins nothing before then.
  *
  * Only queues of at least ZKL__QUEUE_MIN children get a view, and only
  * when the thread has more than one attempt: below that a listing is as
@@ -93,6 +94,7 @@ int zkl__views_join(zkl_client_t *c)
         here = v;
     }
     v->clients++;
+    v->natts += c->natts; /* acquires started before the attach */
     c->views = v;
     return ZKL_OK;
 }
@@ -105,6 +107,7 @@ void zkl__views_part(zkl_client_t *c)
     if (v == NULL)
         return;
     c->views = NULL;
+    v->natts -= c->natts;
     for (cp = &v->poked; *cp != NULL; cp = &(*cp)->poke_next)
         if (*cp == c) {
             *cp = c->poke_next;
@@ -415,7 +418,7 @@ void zkl__queue_leave(zkl_client_t *c, zkl__att_t *a)
 
     if (!(a->flags & ZKL__F_QUEUED))
         return;
-    a->flags &= (uint32_t)~ZKL__F_QUEUED;
+    a->flags &= (uint16_t)~ZKL__F_QUEUED;
     if ((q = find(c, a)) == NULL)
         return;
     if ((i = entry(q, zkl__seq_of(own_name(a)), NULL)) < q->n &&

@@ -3,6 +3,7 @@
  * queue, and must still list behind nodes that are not theirs (another
  * library's, another process's); a burst of acquires on a client that
  * holds locks goes out within the window and tells no hold LOST. */
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -336,4 +337,88 @@ TEST(burst_paced_within_window)
     ASSERT_EQ(t_zk_wait_count(paths[0], 0, 5000), 0);
     zkl_client_free(c);
     zkl_client_free(oc);
+}
+
+/* ---- a client made on one thread, run and freed on another ---- */
+
+static volatile int mt_connected;
+
+static void mt_conn_cb(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
+{
+    (void)c;
+    (void)arg;
+    if (ev == ZKL_CONN_CONNECTED)
+        mt_connected = 1;
+}
+
+static zkl_client_t *mt_new(void)
+{
+    zkl_options_t *o;
+    zkl_client_t *c;
+
+    ASSERT_RC(zkl_options_new(&o), ZKL_OK);
+    ASSERT_RC(zkl_options_set_servers(o, t_hosts()), ZKL_OK);
+    ASSERT_RC(zkl_options_set_conn_cb(o, mt_conn_cb, NULL), ZKL_OK);
+    ASSERT_RC(zkl_client_new(&c, o), ZKL_OK);
+    zkl_options_free(o);
+    return c;
+}
+
+static void mt_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                       void *arg)
+{
+    (void)lk;
+    (void)ev;
+    (void)status;
+    (void)arg;
+}
+
+/* The worker: attaches the client to a loop of its own, takes and
+ * gives back a lock, and frees the client, all on its thread. */
+static void *mt_run(void *arg)
+{
+    zkl_client_t *c = arg;
+    struct event_base *base = event_base_new();
+    zkl_lock_t *lk;
+    uint64_t end = t_now_ms() + 10000;
+
+    if (base == NULL || zkl_libevent_attach(c, base) != 0)
+        return (void *)1;
+    while (!mt_connected && t_now_ms() < end)
+        event_base_loop(base, EVLOOP_ONCE);
+    if (!mt_connected || zkl_lock_new(&lk, c, t_path("mt"), mt_lock_cb, NULL) ||
+        zkl_lock_acquire(lk, 5000) != ZKL_OK)
+        return (void *)2;
+    while (!zkl_lock_is_held(lk) && t_now_ms() < end)
+        event_base_loop(base, EVLOOP_ONCE);
+    if (!zkl_lock_is_held(lk))
+        return (void *)3;
+    zkl_lock_free(lk);
+    zkl_client_free(c);
+    event_base_free(base);
+    return NULL;
+}
+
+TEST(client_made_on_one_thread_run_on_another)
+{
+    /* A program may make its clients on one thread and hand each to the
+     * thread that runs its loop. The client shares the views of the
+     * thread that runs it, so freeing it there leaves nothing of it in
+     * the views of the thread that made it: this thread's next clients
+     * still work (under AddressSanitizer, a view freed from the wrong
+     * thread's list is a use after free here). */
+    zkl_client_t *c = mt_new(), *d;
+    pthread_t t;
+    void *ret = (void *)-1;
+    t_lock_t a;
+
+    ASSERT_EQ(pthread_create(&t, NULL, mt_run, c), 0);
+    ASSERT_EQ(pthread_join(t, &ret), 0);
+    ASSERT(ret == NULL);
+    d = t_client(t_hosts(), 4000, NULL);
+    t_lock_init(&a, d, t_path(NULL));
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    zkl_lock_free(a.lk);
+    zkl_client_free(d);
 }
