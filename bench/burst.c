@@ -2,7 +2,8 @@
  * one loop turn, on L locks that another process holds. What it shows:
  * the library paces its own requests (no hold of the program is told
  * LOST or SUSPENDED while the burst goes out, outstanding requests stay
- * within the window), the loop stays responsive, what a waiting attempt
+ * within the window: sampled at the end of each loop pass while the burst
+ * goes out), the loop stays responsive, what a waiting attempt
  * costs in live heap, and that every waiter acquires exactly once after
  * the other process lets go.
  *
@@ -156,10 +157,11 @@ int bench_burst(const struct opts *o)
     struct event *hb;
     struct timeval one_ms = {0, 1000};
     uint64_t t0, t1, t2, call_us, window = 0, omax = 0, pmax = 0;
-    long heap0, heap1;
+    long heap0, heap1, lib0, lib1;
     pid_t child;
     char b = 1;
 
+    heap_count_library();
     if (pipe(up) != 0 || pipe(down) != 0)
         bench_fail("pipe");
     fflush(NULL);
@@ -191,6 +193,7 @@ int bench_burst(const struct opts *o)
     b_busy.cap = 1u << 21;
     b_busy.v = malloc(b_busy.cap * sizeof *b_busy.v);
     heap0 = heap_in_use();
+    lib0 = heap_of_library();
     note("burst: %ld acquires in one loop turn over %ld sessions", n, ns);
     t0 = now_us();
     for (i = 0; i < n; i++) {
@@ -209,8 +212,25 @@ int bench_burst(const struct opts *o)
 
         event_base_loop(bench_base, EVLOOP_ONCE);
         c0 = thread_cpu_us();
+        /* The clients' own high-water marks include the holds' start;
+         * the burst's is sampled at the end of each pass, when a pass's
+         * requests have gone out. */
+        for (i = 0; i < ns; i++) {
+            zkl_client_stats(c[i], &s, sizeof s);
+            if (s.outstanding > omax)
+                omax = s.outstanding;
+        }
         waiting = count_waiting(w, n);
         b_own_cpu += thread_cpu_us() - c0;
+        if (waitpid(child, &st, WNOHANG) == child)
+            bench_fail("the holder process ended while the burst went out");
+        if (now_us() - t0 > 60000000u && waiting < n) {
+            zkl_client_stats(c[0], &s, sizeof s);
+            bench_fail("burst: %ld of %ld waiting after 60 s: outstanding "
+                       "%llu, paced %llu", waiting, n,
+                       (unsigned long long)s.outstanding,
+                       (unsigned long long)s.paced);
+        }
         if (b_lost || b_suspended || b_other)
             bench_fail("own holds told LOST %ld, SUSPENDED %ld, other %ld "
                        "while the burst went out",
@@ -218,15 +238,17 @@ int bench_burst(const struct opts *o)
     }
     t1 = now_us();
     heap1 = heap_in_use();
+    lib1 = heap_of_library();
     for (i = 0; i < ns; i++) {
         zkl_client_stats(c[i], &s, sizeof s);
         window = s.window;
-        omax = s.outstanding_max > omax ? s.outstanding_max : omax;
         pmax = s.paced_max > pmax ? s.paced_max : pmax;
     }
-    note("burst: all %ld waiting after %.2f s; heap +%ld B per waiter; "
-         "outstanding max %llu (window %llu), paced max %llu",
-         n, (t1 - t0) / 1e6, (heap1 - heap0) / n, (unsigned long long)omax,
+    note("burst: all %ld waiting after %.2f s; heap +%ld B per waiter "
+         "(zklock %ld); outstanding max %llu during the burst (window %llu), "
+         "paced max %llu",
+         n, (t1 - t0) / 1e6, (heap1 - heap0) / n, (lib1 - lib0) / n,
+         (unsigned long long)omax,
          (unsigned long long)window, (unsigned long long)pmax);
     if (write(down[1], &b, 1) != 1)
         bench_fail("the holder process died");
@@ -246,6 +268,7 @@ int bench_burst(const struct opts *o)
     json_num("enqueue_s", (t1 - t0) / 1e6);
     json_num("drain_s", (t2 - t1) / 1e6);
     json_num("heap_bytes_per_waiter", (double)(heap1 - heap0) / (double)n);
+    json_num("heap_lib_bytes_per_waiter", (double)(lib1 - lib0) / (double)n);
     json_num("loop_busy_p99_ms", lat_pct(&b_busy, 99) / 1000.0);
     json_num("loop_busy_max_ms", lat_pct(&b_busy, 100) / 1000.0);
     json_int("window", (long long)window);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "metrics.h"
+#include "zklock.h"
 
 static const char *json_scenario = "zklock-bench";
 
@@ -48,6 +49,60 @@ long heap_in_use(void)
     struct mallinfo2 mi = mallinfo2();
 
     return (long)(mi.uordblks + mi.hblkhd);
+}
+
+/* zklock's own share of the live heap, by the same measure (usable size,
+ * as mallinfo2 counts it): what is left is the ZooKeeper client's. */
+static long lib_bytes;
+
+static void *count_malloc(size_t n)
+{
+    void *p = malloc(n);
+
+    if (p != NULL)
+        lib_bytes += (long)malloc_usable_size(p);
+    return p;
+}
+
+static void *count_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n, size);
+
+    if (p != NULL)
+        lib_bytes += (long)malloc_usable_size(p);
+    return p;
+}
+
+static void *count_realloc(void *p, size_t n)
+{
+    long before = p != NULL ? (long)malloc_usable_size(p) : 0;
+    void *q = realloc(p, n);
+
+    if (q != NULL)
+        lib_bytes += (long)malloc_usable_size(q) - before;
+    else if (n == 0)
+        lib_bytes -= before;
+    return q;
+}
+
+static void count_free(void *p)
+{
+    if (p != NULL)
+        lib_bytes -= (long)malloc_usable_size(p);
+    free(p);
+}
+
+void heap_count_library(void)
+{
+    static const zkl_allocator_t a = {count_malloc, count_calloc,
+                                      count_realloc, count_free};
+
+    zkl_set_allocator(&a);
+}
+
+long heap_of_library(void)
+{
+    return lib_bytes;
 }
 
 static char fail_buf[512];

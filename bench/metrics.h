@@ -31,6 +31,10 @@ void json_end(void);
 /* Live heap in use (malloc's, so the library's and the ZooKeeper
  * client's alike): what a phase keeps, whatever it freed before. */
 long heap_in_use(void);
+/* Counts zklock's allocations from now on (before any client is made);
+ * heap_of_library() is their live usable size. */
+void heap_count_library(void);
+long heap_of_library(void);
 
 /* Every scenario ends: bench_limit() arms a deadline past which the run
  * prints {"scenario":..., "error":"deadline ..."} and exits 1, and

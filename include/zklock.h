@@ -229,9 +229,11 @@ ZKL_EXTERN int zkl_options_set_servers(zkl_options_t *o, const char *hosts);
 /* The most requests a client keeps outstanding (sent, not yet
  * answered) before new work waits in the client, in order: the steps
  * of acquires that open or look at a queue (a create, a listing, a
- * waiter's descent). Requests that protect or end holds (keepalives, a
- * grant's own-node read, a release's delete) never wait, and may take
- * the count past the window while they are in flight. The server
+ * waiter's descent), and these stop a sixteenth of the window short of
+ * it. Requests that protect or end holds (keepalives, a grant's
+ * own-node read, a release's delete) never wait: they use that room,
+ * and only more of them at once than it holds take the count past the
+ * window. The server
  * answers a session's requests in order, keepalives included: without a
  * bound, a burst of acquires queued in one loop turn delays the
  * answers that keep this session's holds alive past the point where

@@ -20,6 +20,7 @@
  * create its node only while its acquire holds the semaphore's mutex:
  * semaphore.c answers both. */
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,7 @@ static void own_watch_done(int rc, const char *value, int len,
 static void delete_done(int rc, const void *data);
 static void parent_done(int rc, const char *value, const void *data);
 static void hand_on(zkl_client_t *c, const char *path, int lowest);
+static void read_ahead_across(zkl_client_t *c, const char *path);
 static void grant(zkl__att_t *a);
 
 #define ATT(data) ((zkl__att_t *)(uintptr_t)(data))
@@ -91,10 +93,51 @@ static void att_schedule(zkl__att_t *a, int next_op)
     c->ready_tail = &a->ready_next;
 }
 
+static int waits_on(const zkl__att_t *w, const char *path);
+
+/* A waiter of this client waiting on the node at path, with or without
+ * a server watch. */
+static int waits_here(const zkl__att_t *w, const void *path)
+{
+    return w->goal == ZKL__GOAL_ACQUIRE && waits_on(w, path);
+}
+
+/* Every change of a->node goes through here. The own-node table holds a
+ * chain attempt exactly while its node is KNOWN; a node that stops being
+ * KNOWN wakes the waiters of this client filed under it, since those
+ * that wait on this attempt instead of a server watch (watch_pred) hear
+ * of it from nobody else. Where the node is known gone the caller has
+ * handed on already (hand_on) and nobody is left; a node that may still
+ * be there (a refused delete) or was deleted by someone else sends them
+ * to list again. */
+static void att_set_node(zkl__att_t *a, int node)
+{
+    zkl_client_t *c = a->c;
+    zkl__att_t *w;
+
+    if (a->owned && node != ZKL__NODE_KNOWN) {
+        zkl__otab_remove(c, a);
+        while (!c->closing &&
+               (w = zkl__wtab_find(c, zkl__hash(a->path), waits_here,
+                                   a->path)) != NULL) {
+            zkl__wtab_remove(c, w);
+            att_schedule(w, ZKL__NEXT_LIST);
+        }
+    }
+    a->node = (uint8_t)node;
+    if (node == ZKL__NODE_KNOWN && att_recipe(a)->chain)
+        zkl__otab_add(c, a);
+}
+
 static zkl__att_t *att_alloc(zkl_client_t *c, const char *dir, size_t dirlen,
                              int kind)
 {
-    zkl__att_t *a = zkl__calloc(1, sizeof *a + dirlen + 1 + ZKL__NAME_MAX + 1);
+    /* Room for the longest name of its kind, no more: a waiter's bytes
+     * are counted (every name written here passed zkl__own_name_len). */
+    zkl__att_t *a = zkl__calloc(1, offsetof(zkl__att_t, path) + dirlen + 1 +
+                                       ZKL__PREFIX_LEN +
+                                       zkl__recipe(kind)->taglen +
+                                       ZKL__SEQ_MAX_LEN + 1);
 
     if (a == NULL)
         return NULL;
@@ -145,7 +188,7 @@ static zkl__att_t *att_start(zkl_client_t *c, zkl_lock_t *lk, int kind,
     a->lk = lk;
     att_new_uuid(a);
     a->goal = ZKL__GOAL_ACQUIRE;
-    a->node = ZKL__NODE_NONE;
+    att_set_node(a, ZKL__NODE_NONE);
     /* Whether to tell its place is fixed now, like its other settings. */
     if (lk->notify_queued && kind != ZKL_KIND_LEASE)
         a->flags |= ZKL__F_NOTIFY;
@@ -241,7 +284,7 @@ static void ghost(zkl__att_t *owner, const char *name)
     }
     memcpy(att_name(g), name, len + 1);
     g->goal = ZKL__GOAL_DELETE;
-    g->node = ZKL__NODE_KNOWN;
+    att_set_node(g, ZKL__NODE_KNOWN);
     ZKL__PUSH(&c->atts, g);
     c->natts++;
     zkl__views_count(c, 1);
@@ -260,6 +303,7 @@ void zkl__att_free(zkl__att_t *a)
 {
     zkl_client_t *c = a->c;
 
+    att_set_node(a, ZKL__NODE_NONE);
     att_unfile(a);
     if (a->flags & ZKL__F_STALLED)
         c->nstalled--;
@@ -545,7 +589,7 @@ static void send_downgrade(zkl__att_t *a, const char *data, int len)
     zoo_create_op_init(&ops[1], a->path, data, len, &a->c->acl,
                        ZOO_EPHEMERAL, d->made, (int)sizeof d->made);
     if (sent(a, zoo_amulti(a->c->zh, 2, ops, d->res, downgrade_done, d)))
-        a->node = ZKL__NODE_MAYBE;
+        att_set_node(a, ZKL__NODE_MAYBE);
     else
         zkl__free(d);
 }
@@ -595,7 +639,7 @@ static void send_create(zkl__att_t *a, int with_parents)
     if (!sent(a, zoo_acreate2(zh, a->path, data, len, &a->c->acl,
                               ZOO_EPHEMERAL_SEQUENTIAL, create_done, a)))
         return;
-    a->node = ZKL__NODE_MAYBE; /* until the reply says otherwise */
+    att_set_node(a, ZKL__NODE_MAYBE); /* until the reply says otherwise */
     /* Pipelined right behind the create: the listing already contains
      * our node, so an uncontended acquire costs one round trip. */
     send_list(a);
@@ -619,8 +663,6 @@ static void send_confirm(zkl__att_t *a)
     if (sent(a, rc))
         a->flags |= ZKL__F_CONFIRMING;
 }
-
-static int waits_on(const zkl__att_t *w, const char *path);
 
 /* A local waiter queued right behind path, idle until it is woken. */
 static int next_in_line(const zkl__att_t *w, const void *path)
@@ -656,6 +698,8 @@ static void send_delete(zkl__att_t *a)
         (w = zkl__wtab_find(a->c, zkl__hash(a->path), next_in_line,
                             a->path)) != NULL)
         send_confirm(w);
+    else if (a->flags & ZKL__F_WAS_HELD)
+        read_ahead_across(a->c, a->path);
     /* Giving back a lease: a local lease waiting for the leases to
      * change lists them right behind the delete, without waiting for
      * the watch's notification (which then finds nobody). */
@@ -688,6 +732,7 @@ static void watch_pred(zkl__att_t *a, const char *pred)
     char stackbuf[ZKL_PATH_MAX + 128];
     size_t plen = strlen(pred), need = (size_t)a->dirlen + 1 + plen + 1;
     char *p = need <= sizeof stackbuf ? stackbuf : zkl__malloc(need);
+    zkl__att_t *q;
     int rc;
 
     if (p == NULL) {
@@ -697,6 +742,17 @@ static void watch_pred(zkl__att_t *a, const char *pred)
     memcpy(p, a->path, (size_t)a->dirlen + 1);
     memcpy(p + a->dirlen + 1, pred, plen + 1);
     a->whash = zkl__hash(p);
+    if (att_recipe(a)->chain && (q = zkl__otab_find(a->c, p)) != NULL &&
+        q != a && zkl__wtab_add(a->c, a, a->whash) == ZKL_OK) {
+        /* Our own node: its attempt wakes us when it goes (hand_on) or
+         * stops being known (att_set_node), so no request and no server
+         * watch, which the ZooKeeper client would keep (~250 bytes) for
+         * as long as we wait. A deletion by someone else is seen late:
+         * when that attempt reads its own node at its turn. */
+        if (p != stackbuf)
+            zkl__free(p);
+        return;
+    }
     if (a->kind == ZKL_KIND_READ && a->pred_seq != UINT32_MAX &&
         zkl__wtab_find(a->c, a->whash, same_watch, a) != NULL &&
         zkl__wtab_add(a->c, a, a->whash) == ZKL_OK) {
@@ -764,6 +820,7 @@ static void att_step(zkl__att_t *a)
         c->nstalled--;
     }
     a->next_op = ZKL__NEXT_NOTHING;
+    a->read_ahead = 0; /* whatever it read is history once it moves */
     switch ((enum zkl__next)op) {
     case ZKL__NEXT_CREATE:
         send_create(a, 0);
@@ -840,10 +897,13 @@ static size_t step_cost(const zkl__att_t *a)
     return n;
 }
 
+/* New work leaves a sixteenth of the window free: the keepalive and the
+ * grants, releases and watches that follow answers fit in it, so the
+ * count stays within the window unless that many are in flight at once. */
 static int has_room(const zkl_client_t *c, const zkl__att_t *a)
 {
     return c->outstanding == 0 ||
-           c->outstanding + step_cost(a) <= c->window;
+           c->outstanding + step_cost(a) + c->window / 16 <= c->window;
 }
 
 int zkl__paced_due(const zkl_client_t *c)
@@ -914,7 +974,7 @@ void zkl__run_ready(zkl_client_t *c)
 static void fixed_created(zkl__att_t *a, int rc)
 {
     if (zkl__rc_class(rc) == ZKL__RC_EXISTS)
-        a->node = ZKL__NODE_KNOWN;
+        att_set_node(a, ZKL__NODE_KNOWN);
     switch ((enum zkl__node)a->node) {
     case ZKL__NODE_KNOWN:
         a->flags |= ZKL__F_AT_HEAD;
@@ -953,27 +1013,29 @@ static void create_answered(zkl__att_t *a, int rc, const char *value,
         if (name != NULL && zkl__own_name_len(name + 1, a->kind) > 0 &&
             strncmp(name + 1, att_name(a), ZKL__PREFIX_LEN) == 0) {
             strcpy(att_name(a), name + 1);
-            a->node = ZKL__NODE_KNOWN;
+            att_set_node(a, ZKL__NODE_KNOWN);
             a->czxid = st != NULL ? st->czxid : 0;
             a->parent_rounds = 0;
             if (a->goal == ZKL__GOAL_ACQUIRE)
                 a->result = ZKL_OK; /* an ancestor refusal did not matter */
         } else {
-            a->node = ZKL__NODE_MAYBE; /* a name we cannot read: look */
+            /* A name we cannot read: look. */
+            att_set_node(a, ZKL__NODE_MAYBE);
         }
         break;
     case ZKL__RC_NONODE:
-        a->node = ZKL__NODE_NONE; /* no parent: the listing says so too */
+        /* No parent: the listing says so too. */
+        att_set_node(a, ZKL__NODE_NONE);
         break;
     case ZKL__RC_EXISTS:
     case ZKL__RC_CONNLOSS:
-        a->node = ZKL__NODE_MAYBE; /* the listing will tell */
+        att_set_node(a, ZKL__NODE_MAYBE); /* the listing will tell */
         break;
     case ZKL__RC_GONE:
-        a->node = ZKL__NODE_NONE;
+        att_set_node(a, ZKL__NODE_NONE);
         break;
     case ZKL__RC_REFUSED:
-        a->node = ZKL__NODE_NONE;
+        att_set_node(a, ZKL__NODE_NONE);
         refused(a, rc, "create under");
         break;
     }
@@ -1075,7 +1137,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
         }
     }
     if (own == NULL) {
-        a->node = ZKL__NODE_NONE;
+        att_set_node(a, ZKL__NODE_NONE);
         a->czxid = 0;
         after_reply(a, a->goal == ZKL__GOAL_ACQUIRE ? ZKL__NEXT_CREATE
                                                     : ZKL__NEXT_NOTHING);
@@ -1083,7 +1145,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
     }
     if (a->node != ZKL__NODE_KNOWN) {
         strcpy(me, own);
-        a->node = ZKL__NODE_KNOWN;
+        att_set_node(a, ZKL__NODE_KNOWN);
         a->czxid = 0; /* learnt from the own-node read before granting */
     }
     if (a->goal != ZKL__GOAL_ACQUIRE) {
@@ -1179,7 +1241,7 @@ static void list_answered(zkl__att_t *a, int rc,
         return;
     case ZKL__RC_NONODE:
         /* No lock path, so no node of ours under it either. */
-        a->node = ZKL__NODE_NONE;
+        att_set_node(a, ZKL__NODE_NONE);
         if (a->goal != ZKL__GOAL_ACQUIRE)
             break;
         if (a->result != ZKL_OK) {
@@ -1207,7 +1269,7 @@ static void list_answered(zkl__att_t *a, int rc,
         /* A node we cannot list for is still deleted if known; an unknown
          * one is ephemeral and ends with the session. */
         if (a->node == ZKL__NODE_MAYBE)
-            a->node = ZKL__NODE_NONE;
+            att_set_node(a, ZKL__NODE_NONE);
         refused(a, rc, "list");
         break;
     }
@@ -1276,7 +1338,9 @@ static void pred_watch_done(int rc, const char *value, int len,
  * by this reply's). */
 static int read_ahead_next(const zkl__att_t *a)
 {
-    return (a->flags & ZKL__F_IN_TABLE) ? ZKL__NEXT_NOTHING : ZKL__NEXT_LIST;
+    return (a->flags & ZKL__F_IN_TABLE) || a->next_op != ZKL__NEXT_NOTHING
+               ? ZKL__NEXT_NOTHING /* waits on, or goes where woken to */
+               : ZKL__NEXT_LIST;
 }
 
 /* Curator's Revoker writes this into a holder's node. */
@@ -1322,9 +1386,12 @@ static void own_watch_done(int rc, const char *value, int len,
                 break;
             }
             if (!(a->flags & ZKL__F_AT_HEAD)) {
-                /* A read ahead of a handoff that did not come: wait on,
-                 * unless something woke it meanwhile. */
+                /* A read ahead of a handoff that did not come yet: wait
+                 * on, unless something woke it meanwhile; a release on
+                 * another session may still hand it the lock with this
+                 * read (hand_across). */
                 next = read_ahead_next(a);
+                a->read_ahead = next == ZKL__NEXT_NOTHING;
                 break;
             }
             /* At the head of the queue, and our node is there: hold. */
@@ -1343,7 +1410,7 @@ static void own_watch_done(int rc, const char *value, int len,
     case ZKL__RC_NONODE:
         /* Deleted by someone else: a waiter queues again at the back, a
          * holder has lost the lock. */
-        a->node = ZKL__NODE_NONE;
+        att_set_node(a, ZKL__NODE_NONE);
         a->czxid = 0;
         if (a->goal == ZKL__GOAL_ACQUIRE) {
             zkl__wtab_remove(c, a); /* it waits on nothing now */
@@ -1383,24 +1450,23 @@ static void delete_done(int rc, const void *data)
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
     case ZKL__RC_NONODE:
-        if (a->flags & ZKL__F_WAS_HELD)
-            hand_on(a->c, a->path, 1);
-        else
-            zkl__queue_gone_path(a->c, a->path);
-        a->node = ZKL__NODE_NONE;
+        /* A waiter of ours behind a node that was not held may wait on
+         * this attempt, not on a watch (watch_pred): wake it too. */
+        hand_on(a->c, a->path, (a->flags & ZKL__F_WAS_HELD) != 0);
+        att_set_node(a, ZKL__NODE_NONE);
         break;
     case ZKL__RC_EXISTS:
     case ZKL__RC_CONNLOSS:
         break; /* still KNOWN: the step deletes again */
     case ZKL__RC_GONE:
-        a->node = ZKL__NODE_NONE;
+        att_set_node(a, ZKL__NODE_NONE);
         if (a->result == ZKL_OK)
             a->result = ZKL_ESESSION;
         break;
     case ZKL__RC_REFUSED:
         /* Refused (an ACL, say): the node stays until the session ends. */
         refused(a, rc, "delete");
-        a->node = ZKL__NODE_NONE;
+        att_set_node(a, ZKL__NODE_NONE);
         a->result = zkl__from_zk(rc);
         break;
     }
@@ -1432,28 +1498,91 @@ static int waits_on(const zkl__att_t *w, const char *path)
            strchr(name, '/') == NULL && zkl__seq_of(name) == w->pred_seq;
 }
 
-/* The lock's holder at path is gone, and no waiter of this client was
- * right behind it: one of another client of this thread may be (a
- * process that spreads its waiters over several sessions). The queue
- * view knows it; it takes the lock as a waiter of ours would, by reading
- * its own node on its own session, without waiting for its watch's
- * notification (which then finds nobody filed) or listing. */
-static void hand_across(zkl_client_t *c, const char *path)
+/* The next waiter after the held node at path, when it belongs to another
+ * client of this thread (a process that spreads its waiters over several
+ * sessions) and idles in its queue, filed under that node; else NULL.
+ * The queue view knows it. */
+static zkl__att_t *successor_across(zkl_client_t *c, const char *path)
 {
     zkl__att_t *w = zkl__queue_successor(c, path);
 
     if (w == NULL || w->c == c || w->c->closing ||
         w->goal != ZKL__GOAL_ACQUIRE || !att_recipe(w)->chain ||
         !(w->flags & ZKL__F_SEQ_SAFE) || w->node != ZKL__NODE_KNOWN ||
-        w->inflight > 0 || w->next_op != ZKL__NEXT_NOTHING ||
-        (w->flags & ZKL__F_READY) || !(w->flags & ZKL__F_IN_TABLE) ||
-        !waits_on(w, path))
+        w->next_op != ZKL__NEXT_NOTHING || (w->flags & ZKL__F_READY) ||
+        !(w->flags & ZKL__F_IN_TABLE) || !waits_on(w, path))
+        return NULL;
+    return w;
+}
+
+/* A release of ours is on its way: the waiter of another session behind
+ * it reads its own node now, on its own session, so that the handoff
+ * costs the round trip of the delete, not that and then the read's. The
+ * two sessions are not ordered: the read may be answered first, and
+ * only hand_across, once the delete is answered, lets it hold. */
+static void read_ahead_across(zkl_client_t *c, const char *path)
+{
+    zkl__att_t *w = successor_across(c, path);
+
+    if (w == NULL || w->inflight > 0 || !zkl__is_connected(w->c))
+        return;
+    att_schedule(w, ZKL__NEXT_CONFIRM);
+    zkl__views_poke(w->c);
+}
+
+/* The lock's holder at path is gone, and no waiter of this client was
+ * right behind it: one of another client of this thread may be. It
+ * takes the lock as a waiter of ours would, by reading its own node on
+ * its own session (or with the read sent ahead, see read_ahead_across),
+ * without waiting for its watch's notification (which then finds nobody
+ * filed) or listing. */
+static void hand_across(zkl_client_t *c, const char *path)
+{
+    zkl__att_t *w = zkl__queue_successor(c, path);
+
+    /* Its read ahead is still in flight: its answer grants. */
+    if (w != NULL && w->c != c && (w->flags & ZKL__F_CONFIRMING) &&
+        w->goal == ZKL__GOAL_ACQUIRE && (w->flags & ZKL__F_IN_TABLE) &&
+        waits_on(w, path)) {
+        zkl__wtab_remove(w->c, w);
+        w->pred_seq = UINT32_MAX;
+        w->flags |= ZKL__F_AT_HEAD;
+        return;
+    }
+    if ((w = successor_across(c, path)) == NULL || w->inflight > 0)
         return;
     zkl__wtab_remove(w->c, w);
     w->pred_seq = UINT32_MAX;
     w->flags |= ZKL__F_AT_HEAD;
+    if (w->read_ahead && w->czxid != 0) {
+        /* Its read, answered first, found its node after our delete
+         * was sent. */
+        zkl__views_poke(w->c);
+        grant(w);
+        return;
+    }
     att_schedule(w, ZKL__NEXT_CONFIRM);
     zkl__views_poke(w->c);
+}
+
+/* A waiter of a chain recipe whose predecessor is gone, with a read of
+ * its own node sent ahead (read_ahead_across) in flight or answered:
+ * when the queue view has nothing live below it, that read grants, as
+ * the descent's would, without a second one. */
+static int read_ahead_holds(zkl__att_t *a)
+{
+    const char *name = NULL;
+    uint32_t seq = UINT32_MAX;
+
+    if (!((a->flags & ZKL__F_CONFIRMING) || a->read_ahead) ||
+        !(a->flags & ZKL__F_SEQ_SAFE) || a->node != ZKL__NODE_KNOWN ||
+        zkl__queue_below(a->c, a, a->pred_seq, &name, &seq) != 0)
+        return 0;
+    a->pred_seq = UINT32_MAX;
+    a->flags |= ZKL__F_AT_HEAD;
+    if (!(a->flags & ZKL__F_CONFIRMING))
+        grant(a);
+    return 1;
 }
 
 /* The node at path is gone: wake everyone filed under it. When it was
@@ -1495,12 +1624,13 @@ static void hand_on(zkl_client_t *c, const char *path, int lowest)
                 if (!(a->flags & ZKL__F_CONFIRMING))
                     att_schedule(a, ZKL__NEXT_CONFIRM);
             } else if (att_recipe(a)->chain && waits_on(a, path)) {
-                att_schedule(a, ZKL__NEXT_DESCEND);
+                if (!read_ahead_holds(a))
+                    att_schedule(a, ZKL__NEXT_DESCEND);
             } else {
                 att_schedule(a, ZKL__NEXT_LIST);
             }
         } else if (a->goal == ZKL__GOAL_HOLD && strcmp(path, a->path) == 0) {
-            a->node = ZKL__NODE_NONE; /* deleted by someone else */
+            att_set_node(a, ZKL__NODE_NONE); /* deleted by someone else */
             att_fail(a, ZKL_ENODEGONE);
         } else if (a->goal == ZKL__GOAL_HOLD) {
             zkl__wtab_add(c, a, zkl__hash(a->path)); /* a collision */
@@ -1583,6 +1713,8 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
         a->flags &= (uint16_t)~(ZKL__F_QUEUED | ZKL__F_SUSPENDED |
                                 ZKL__F_AT_HEAD);
         zkl__wtab_remove(c, a);
+        /* Not att_set_node: every waiter here is reset, none is woken. */
+        zkl__otab_remove(c, a);
         a->node = ZKL__NODE_NONE;
         a->czxid = 0;
         switch ((enum zkl__goal)a->goal) {

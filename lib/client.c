@@ -33,8 +33,8 @@ int zkl__evq_reserve(zkl_client_t *c, size_t want)
 
     if (want <= c->evq_cap)
         return ZKL_OK;
-    while (n < want)
-        n *= 2;
+    while (n < want) /* by half: room is set aside per pending attempt */
+        n += n / 2;
     if ((q = zkl__malloc(n * sizeof *q)) == NULL)
         return ZKL_ENOMEM;
     for (i = 0; i < c->evq_len; i++)
@@ -69,8 +69,8 @@ int zkl__queue_event(zkl_client_t *c, int kind, void *obj, int ev,
         return ZKL_ENOMEM;
     }
     e = &c->evq[(c->evq_head + c->evq_len++) % c->evq_cap];
-    e->kind = kind;
-    e->ev = ev;
+    e->kind = (uint8_t)kind;
+    e->ev = (uint8_t)ev;
     e->status = status;
     e->u.lk = NULL;
     if (kind == ZKL__EV_LOCK) {
@@ -1006,6 +1006,7 @@ static void teardown(zkl_client_t *c)
     zkl__acl_free(&c->acl);
     zkl__creds_free(c->auth, c->nauth);
     zkl__free(c->wtab);
+    zkl__free(c->otab);
     zkl__free(c->heap);
     zkl__free(c->evq);
     zkl__free(c->hosts);

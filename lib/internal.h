@@ -209,6 +209,7 @@ struct zkl__att {
     zkl__att_t *prev, *next;  /* c->atts */
     zkl__att_t *ready_next;   /* c->ready */
     zkl__att_t *wnext;        /* waiter table chain */
+    zkl__att_t *onext;        /* own-node table chain */
     uint64_t whash;           /* hash of the watched path */
     uint64_t deadline;        /* monotonic ms: acquire timeout, or when a
                                  refused delete is tried again; 0 = none */
@@ -226,6 +227,12 @@ struct zkl__att {
     uint8_t goal, node, next_op;
     uint8_t parent_rounds;    /* ZNONODE retries, bounded */
     uint8_t kind;             /* zkl_lock_kind_t: its recipe */
+    uint8_t owned;            /* in the own-node table */
+    uint8_t read_ahead;       /* its own node was read, and found, after
+                                 the release of the node it waits on was
+                                 sent on another session (hand_across):
+                                 it holds once that delete is answered.
+                                 Cleared by its next step. */
     char path[];              /* "<dir>/_c_<uuid><tag><seq>" */
 };
 
@@ -444,8 +451,10 @@ enum zkl__ev_kind {
     ZKL__EV_MULTI,      /* m's callback: ev, status */
     ZKL__EV_WRITE       /* w's callback */
 };
+/* 16 bytes: room for one is set aside per pending attempt. */
 typedef struct zkl__event {
-    int kind, ev, status;
+    uint8_t kind, ev;         /* enum zkl__ev_kind, the user's event */
+    int32_t status;
     union {
         zkl_lock_t *lk;
         zkl__contenders_req_t *req;
@@ -529,6 +538,9 @@ struct zkl_client {
 
     zkl__att_t **wtab;        /* waiter table: path hash -> attempts */
     size_t wtab_size, wtab_count;
+    zkl__att_t **otab;        /* own-node table: node path hash -> the
+                                 chain-recipe attempt whose node it is */
+    size_t otab_size, otab_count;
 
     zkl__views_t *views;      /* queue views shared with the clients of
                                  the same servers attached on this
@@ -599,6 +611,16 @@ zkl__att_t *zkl__wtab_take(zkl_client_t *c, uint64_t h);
 zkl__att_t *zkl__wtab_find(zkl_client_t *c, uint64_t h,
                            int (*match)(const zkl__att_t *, const void *),
                            const void *arg);
+
+/* Own-node table: the attempts of a chain recipe whose node is KNOWN,
+ * by that node's path, so that a waiter whose predecessor is a node of
+ * this client can wait on that attempt instead of on a server watch
+ * (see watch_pred in attempt.c). An attempt is in it exactly while its
+ * node is KNOWN (zkl__att_set_node). ZKL_ENOMEM leaves it out, which
+ * only costs its successors a server watch. */
+int zkl__otab_add(zkl_client_t *c, zkl__att_t *a);
+void zkl__otab_remove(zkl_client_t *c, zkl__att_t *a);
+zkl__att_t *zkl__otab_find(zkl_client_t *c, const char *path);
 
 /* ---- queue.c: views of long queues, shared by a thread's clients ---- */
 /* c joins the views of this thread and its server list when it is

@@ -1,10 +1,12 @@
-/* Waiter table: which attempts watch which path. Every watch the library
+/* Waiter table: which attempts watch which path, and own-node table:
+ * which attempt's node is at which path. Every watch the library
  * sets uses one watcher function with the client as context, so the
  * ZooKeeper client keeps one registration per path however many local
  * attempts watch it; this table fans the one notification out. Keyed by
  * path hash only: a collision wakes an attempt that re-lists for nothing,
  * which the recipe tolerates by design (it re-checks on every wake-up). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -36,7 +38,7 @@ int zkl__wtab_add(zkl_client_t *c, zkl__att_t *a, uint64_t h)
 
     if (a->flags & ZKL__F_IN_TABLE)
         zkl__wtab_remove(c, a);
-    if (c->wtab_count >= c->wtab_size && wtab_grow(c) != ZKL_OK &&
+    if (c->wtab_count >= 2 * c->wtab_size && wtab_grow(c) != ZKL_OK &&
         c->wtab_size == 0)
         return ZKL_ENOMEM;
     a->whash = h;
@@ -102,4 +104,88 @@ zkl__att_t *zkl__wtab_take(zkl_client_t *c, uint64_t h)
         }
     }
     return out;
+}
+
+/* Both tables grow at two entries a bucket: a waiter costs less than 16
+ * bytes of buckets, chains stay short. The own-node table keeps no hash: a node's path does not change while
+ * the node is KNOWN, so it is hashed again on removal and growth. */
+static int otab_grow(zkl_client_t *c)
+{
+    size_t n = c->otab_size ? c->otab_size * 2 : 64, i;
+    zkl__att_t **t = zkl__calloc(n, sizeof *t);
+
+    if (t == NULL)
+        return ZKL_ENOMEM;
+    for (i = 0; i < c->otab_size; i++) {
+        zkl__att_t *a = c->otab[i], *nx;
+
+        for (; a != NULL; a = nx) {
+            uint64_t h = zkl__hash(a->path);
+
+            nx = a->onext;
+            a->onext = t[h & (n - 1)];
+            t[h & (n - 1)] = a;
+        }
+    }
+    zkl__free(c->otab);
+    c->otab = t;
+    c->otab_size = n;
+    return ZKL_OK;
+}
+
+int zkl__otab_add(zkl_client_t *c, zkl__att_t *a)
+{
+    zkl__att_t **b;
+
+    if (a->owned)
+        return ZKL_OK;
+    if (c->otab_count >= 2 * c->otab_size && otab_grow(c) != ZKL_OK &&
+        c->otab_size == 0)
+        return ZKL_ENOMEM;
+    b = &c->otab[zkl__hash(a->path) & (c->otab_size - 1)];
+    a->onext = *b;
+    *b = a;
+    a->owned = 1;
+    c->otab_count++;
+    return ZKL_OK;
+}
+
+static int otab_unlink(zkl__att_t **pp, zkl__att_t *a)
+{
+    for (; *pp != NULL; pp = &(*pp)->onext) {
+        if (*pp == a) {
+            *pp = a->onext;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void zkl__otab_remove(zkl_client_t *c, zkl__att_t *a)
+{
+    size_t i;
+
+    if (!a->owned)
+        return;
+    /* Its path cannot have changed while it was in; should a change slip
+     * in, a search of every chain still keeps the table sound. */
+    if (!otab_unlink(&c->otab[zkl__hash(a->path) & (c->otab_size - 1)], a))
+        for (i = 0; i < c->otab_size && !otab_unlink(&c->otab[i], a); i++)
+            ;
+    a->onext = NULL;
+    a->owned = 0;
+    c->otab_count--;
+}
+
+zkl__att_t *zkl__otab_find(zkl_client_t *c, const char *path)
+{
+    zkl__att_t *a;
+
+    if (c->otab_size == 0)
+        return NULL;
+    for (a = c->otab[zkl__hash(path) & (c->otab_size - 1)]; a != NULL;
+         a = a->onext)
+        if (strcmp(a->path, path) == 0)
+            return a;
+    return NULL;
 }
