@@ -30,6 +30,7 @@
 
 static long b_held, b_acquired, b_twice, b_suspended, b_lost, b_other;
 static char *b_got;           /* per waiter: acquired already */
+static int b_let_go;          /* the holder process was told to release */
 static lat_t b_busy;
 static uint64_t b_last_cpu, b_own_cpu;
 
@@ -64,6 +65,9 @@ static void waiter_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     long i = (long)(intptr_t)arg;
 
     if (ev == ZKL_LOCK_ACQUIRED) {
+        if (!b_let_go)
+            bench_fail("waiter %ld on %s acquired while the other process "
+                       "held it", i, zkl_lock_path(lk));
         if (b_got[i])
             b_twice++;
         b_got[i] = 1;
@@ -91,6 +95,15 @@ static void heartbeat(evutil_socket_t fd, short what, void *arg)
 }
 
 static long child_held;
+static int child_told;
+
+static void child_go(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    child_told = 1;
+}
 
 static void child_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
                      void *arg)
@@ -110,6 +123,7 @@ static void holder_process(const char *hosts, long nlocks, int parent,
 {
     zkl_lock_t **h = calloc((size_t)nlocks, sizeof *h);
     zkl_client_t *c;
+    struct event *ev;
     char b = 1;
     long i;
 
@@ -124,7 +138,17 @@ static void holder_process(const char *hosts, long nlocks, int parent,
     }
     if (!bench_run_until(&child_held, nlocks, 300))
         bench_fail("holder process: %ld of %ld held", child_held, nlocks);
-    if (write(up, &b, 1) != 1 || read(down, &b, 1) != 1)
+    if (write(up, &b, 1) != 1)
+        _exit(1);
+    /* The loop runs while the other process waits: a blocking read here
+     * would let this session expire under a burst that takes longer
+     * than its timeout, and free every lock. */
+    ev = event_new(bench_base, down, EV_READ, child_go, NULL);
+    event_add(ev, NULL);
+    while (!child_told)
+        event_base_loop(bench_base, EVLOOP_ONCE);
+    event_free(ev);
+    if (read(down, &b, 1) != 1)
         _exit(1);
     for (i = 0; i < nlocks; i++)
         zkl_lock_release(h[i]);
@@ -225,11 +249,21 @@ int bench_burst(const struct opts *o)
         if (waitpid(child, &st, WNOHANG) == child)
             bench_fail("the holder process ended while the burst went out");
         if (now_us() - t0 > 60000000u && waiting < n) {
+            long st_n[8] = {0};
+
+            for (i = 0; i < n; i++)
+                st_n[(int)zkl_lock_state(w[i]) & 7]++;
             zkl_client_stats(c[0], &s, sizeof s);
             bench_fail("burst: %ld of %ld waiting after 60 s: outstanding "
-                       "%llu, paced %llu", waiting, n,
+                       "%llu, paced %llu, requests %llu, session events "
+                       "%llu, sessions %llu, acquired %ld; states 0-5: %ld %ld %ld %ld "
+                       "%ld %ld", waiting, n,
                        (unsigned long long)s.outstanding,
-                       (unsigned long long)s.paced);
+                       (unsigned long long)s.paced,
+                       (unsigned long long)s.requests,
+                       (unsigned long long)s.session_events,
+                       (unsigned long long)s.sessions, b_acquired, st_n[0], st_n[1],
+                       st_n[2], st_n[3], st_n[4], st_n[5]);
         }
         if (b_lost || b_suspended || b_other)
             bench_fail("own holds told LOST %ld, SUSPENDED %ld, other %ld "
@@ -250,6 +284,7 @@ int bench_burst(const struct opts *o)
          n, (t1 - t0) / 1e6, (heap1 - heap0) / n, (lib1 - lib0) / n,
          (unsigned long long)omax,
          (unsigned long long)window, (unsigned long long)pmax);
+    b_let_go = 1;
     if (write(down[1], &b, 1) != 1)
         bench_fail("the holder process died");
     if (!bench_run_until(&b_acquired, n, 600))

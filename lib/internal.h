@@ -148,6 +148,9 @@ enum zkl__goal {
     ZKL__GOAL_DELETE   /* make our node gone, then end */
 };
 
+#define ZKL__READ_FOUND 1
+#define ZKL__READ_VOID 2
+
 enum zkl__node {
     ZKL__NODE_NONE,  /* no node exists (or it is known gone) */
     ZKL__NODE_MAYBE, /* a create was sent and its outcome is unknown */
@@ -228,11 +231,13 @@ struct zkl__att {
     uint8_t parent_rounds;    /* ZNONODE retries, bounded */
     uint8_t kind;             /* zkl_lock_kind_t: its recipe */
     uint8_t owned;            /* in the own-node table */
-    uint8_t read_ahead;       /* its own node was read, and found, after
-                                 the release of the node it waits on was
-                                 sent on another session (hand_across):
-                                 it holds once that delete is answered.
-                                 Cleared by its next step. */
+    uint8_t read_ahead;       /* ZKL__READ_FOUND: its own node was read,
+                                 and found, after the release of the node
+                                 it waits on was sent on another session
+                                 (hand_across): it holds once that very
+                                 delete is answered. ZKL__READ_VOID: that
+                                 read, in flight, must not grant. Cleared
+                                 by its next step. */
     char path[];              /* "<dir>/_c_<uuid><tag><seq>" */
 };
 
