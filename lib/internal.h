@@ -228,10 +228,12 @@ struct zkl__att {
                                  of 512 components sends 514 at once) */
     uint16_t dirlen;          /* strlen(lock path) */
     uint8_t goal, node, next_op;
-    uint8_t parent_rounds;    /* ZNONODE retries, bounded */
     uint8_t kind;             /* zkl_lock_kind_t: its recipe */
-    uint8_t owned;            /* in the own-node table */
-    uint8_t read_ahead;       /* ZKL__READ_FOUND: its own node was read,
+    /* One byte, so that a waiter's attempt stays in its malloc size
+     * class (path[] follows). */
+    uint8_t parent_rounds : 5;/* ZNONODE retries, at most 21 */
+    uint8_t owned : 1;        /* in the own-node table */
+    uint8_t read_ahead : 2;   /* ZKL__READ_FOUND: its own node was read,
                                  and found, after the release of the node
                                  it waits on was sent on another session
                                  (hand_across): it holds once that very
