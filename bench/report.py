@@ -182,7 +182,7 @@ for r in rows:
                   f(r["heap_lib_bytes_per_waiter"]))
 print()
 print("Peers: Curator 5.4 InterProcessMutex and Kazoo 2.8 Lock block one thread per")
-print("acquire: throughput with 1/8/32 (Curator) and 1/8 (Kazoo) threads, best shown;")
+print("acquire: throughput with 1/8/16/32 (Curator) and 1/8 (Kazoo) threads, best shown;")
 print("handoff with one thread per waiter, one session. zklock: one thread per process.")
 if zm:
     print("Multi-locks: one client, one round at a time; Curator's InterProcessMultiLock")

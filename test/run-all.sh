@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh Debian 12 machine and runs every test:
 # the suite on the plain build (its last shell tests run the safety
-# checker a minute on a server and a minute on a 3-node ensemble), the
-# suite again under AddressSanitizer + UBSan (the checker half as long),
-# the C tests under valgrind memcheck (any error or leak fails the test),
-# the libFuzzer targets on their corpora (ZKL_FUZZ_SECONDS each, default
-# 30), the Debian packages (built, checked by lintian, installed in a
-# fresh debootstrap root and used there: test/packages.sh), and `make
-# distcheck` (with a smoke subset of the suite). Ends
-# with one line "N passed, N failed"; exits non-zero if anything failed.
+# checker a minute on a server and a minute on a 3-node ensemble) and,
+# side by side with it, the suite under AddressSanitizer + UBSan (the
+# checker half as long); then the C tests under valgrind memcheck (any
+# error or leak fails the test), the libFuzzer targets on their corpora
+# (ZKL_FUZZ_SECONDS each, default 30), the Debian packages (built,
+# checked by lintian, installed in a fresh debootstrap root and used
+# there: test/packages.sh), and `make distcheck` (with a smoke subset of
+# the suite). Ends with one line "N passed, N failed"; exits non-zero if
+# anything failed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -25,9 +26,12 @@ add() { # a closing line of a run
     failed=$((failed + $(echo "$1" | cut -d' ' -f3)))
 }
 
+# The two builds' suites run side by side, each against its own server
+# (test/suite.sh starts one), to keep CI short on a 2-core machine; their
+# outputs are shown one after the other.
+declare -A outs
 for b in plain asan; do
-    echo "== test suite, $b build"
-    out=$(mktemp)
+    outs[$b]=$(mktemp)
     # Under ASan the safety checker runs half as long, and its own tests
     # (lagging, sabotage) not at all: it is there for memory errors under
     # faults; the plain pass is the one that counts.
@@ -38,10 +42,15 @@ for b in plain asan; do
     env $san ZKL_SOAK_MINUTES=${ZKL_SOAK_MINUTES:-$soak_min} \
         ZKL_SOAK_SELFTEST=$selftest ZKL_TEST_PREFIX="$b/" \
         top_srcdir="$top" top_builddir="$top/build/$b" \
-        bash test/suite.sh 2>&1 | tee "$out"
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+        bash test/suite.sh >"${outs[$b]}" 2>&1 &
+done
+wait
+for b in plain asan; do
+    echo "== test suite, $b build"
+    cat "${outs[$b]}"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "${outs[$b]}" | tail -n 1)
     [ -n "$line" ] && add "$line" || failed=$((failed + 1))
-    rm -f "$out"
+    rm -f "${outs[$b]}"
 done
 
 echo "== C tests under valgrind memcheck, plain build"
