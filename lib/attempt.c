@@ -39,8 +39,6 @@ static void own_watch_done(int rc, const char *value, int len,
 static void delete_done(int rc, const void *data);
 static void parent_done(int rc, const char *value, const void *data);
 static void hand_on(zkl_client_t *c, const char *path, int lowest);
-static void read_ahead_across(zkl_client_t *c, const char *path);
-static void void_successor_read(zkl_client_t *c, const char *path);
 static void grant(zkl__att_t *a);
 
 #define ATT(data) ((zkl__att_t *)(uintptr_t)(data))
@@ -699,8 +697,6 @@ static void send_delete(zkl__att_t *a)
         (w = zkl__wtab_find(a->c, zkl__hash(a->path), next_in_line,
                             a->path)) != NULL)
         send_confirm(w);
-    else if (a->flags & ZKL__F_WAS_HELD)
-        read_ahead_across(a->c, a->path);
     /* Giving back a lease: a local lease waiting for the leases to
      * change lists them right behind the delete, without waiting for
      * the watch's notification (which then finds nobody). */
@@ -821,7 +817,6 @@ static void att_step(zkl__att_t *a)
         c->nstalled--;
     }
     a->next_op = ZKL__NEXT_NOTHING;
-    a->read_ahead = 0; /* whatever it read is history once it moves */
     switch ((enum zkl__next)op) {
     case ZKL__NEXT_CREATE:
         send_create(a, 0);
@@ -1387,15 +1382,9 @@ static void own_watch_done(int rc, const char *value, int len,
                 break;
             }
             if (!(a->flags & ZKL__F_AT_HEAD)) {
-                /* A read ahead of a handoff that did not come yet: wait
-                 * on, unless something woke it meanwhile; a release on
-                 * another session may still hand it the lock with this
-                 * read (hand_across). */
+                /* A read ahead of a handoff that did not come: wait on,
+                 * unless something woke it meanwhile. */
                 next = read_ahead_next(a);
-                a->read_ahead = next == ZKL__NEXT_NOTHING &&
-                                        a->read_ahead != ZKL__READ_VOID
-                                    ? ZKL__READ_FOUND
-                                    : 0;
                 break;
             }
             /* At the head of the queue, and our node is there: hold. */
@@ -1461,17 +1450,14 @@ static void delete_done(int rc, const void *data)
         break;
     case ZKL__RC_EXISTS:
     case ZKL__RC_CONNLOSS:
-        void_successor_read(a->c, a->path);
         break; /* still KNOWN: the step deletes again */
     case ZKL__RC_GONE:
-        void_successor_read(a->c, a->path);
         att_set_node(a, ZKL__NODE_NONE);
         if (a->result == ZKL_OK)
             a->result = ZKL_ESESSION;
         break;
     case ZKL__RC_REFUSED:
         /* Refused (an ACL, say): the node stays until the session ends. */
-        void_successor_read(a->c, a->path);
         refused(a, rc, "delete");
         att_set_node(a, ZKL__NODE_NONE);
         a->result = zkl__from_zk(rc);
@@ -1522,94 +1508,25 @@ static zkl__att_t *successor_across(zkl_client_t *c, const char *path)
     return w;
 }
 
-/* A release of ours is on its way: the waiter of another session behind
- * it reads its own node now, on its own session, so that the handoff
- * costs the round trip of the delete, not that and then the read's. The
- * two sessions are not ordered: the read may be answered first, and
- * only hand_across, once the delete is answered, lets it hold. */
-static void read_ahead_across(zkl_client_t *c, const char *path)
-{
-    zkl__att_t *w = successor_across(c, path);
-
-    if (w == NULL || w->inflight > 0 || !zkl__is_connected(w->c))
-        return;
-    att_schedule(w, ZKL__NEXT_CONFIRM);
-    zkl__views_poke(w->c);
-}
-
-/* A read sent ahead that must not grant: answered, forgotten; in flight,
- * its answer will not count either. */
-static void void_read_ahead(zkl__att_t *w)
-{
-    w->read_ahead = (w->flags & ZKL__F_CONFIRMING) ? ZKL__READ_VOID : 0;
-}
-
-/* The release at path did not end as sent (refused, retried after a
- * lost connection, its session gone): a read sent ahead of it proves
- * nothing for whatever frees the lock later. */
-static void void_successor_read(zkl_client_t *c, const char *path)
-{
-    zkl__att_t *w = zkl__queue_successor(c, path);
-
-    if (w != NULL)
-        void_read_ahead(w);
-}
-
 /* The lock's holder at path is gone, and no waiter of this client was
  * right behind it: one of another client of this thread may be. It
  * takes the lock as a waiter of ours would, by reading its own node on
- * its own session (or with the read sent ahead, see read_ahead_across),
- * without waiting for its watch's notification (which then finds nobody
- * filed) or listing. */
+ * its own session, without waiting for its watch's notification (which
+ * then finds nobody filed) or listing. That read is sent only now: one
+ * sent ahead, beside the delete, would be answered by the server in no
+ * set order with the delete, so it could not prove that the waiter's
+ * node outlived the holder's (a review reproduced a double hold). */
 static void hand_across(zkl_client_t *c, const char *path)
 {
-    zkl__att_t *w = zkl__queue_successor(c, path);
+    zkl__att_t *w = successor_across(c, path);
 
-    /* Its read ahead is still in flight: its answer grants. */
-    if (w != NULL && w->c != c && (w->flags & ZKL__F_CONFIRMING) &&
-        w->read_ahead != ZKL__READ_VOID &&
-        w->goal == ZKL__GOAL_ACQUIRE && (w->flags & ZKL__F_IN_TABLE) &&
-        waits_on(w, path)) {
-        zkl__wtab_remove(w->c, w);
-        w->pred_seq = UINT32_MAX;
-        w->flags |= ZKL__F_AT_HEAD;
-        return;
-    }
-    if ((w = successor_across(c, path)) == NULL || w->inflight > 0)
+    if (w == NULL || w->inflight > 0)
         return;
     zkl__wtab_remove(w->c, w);
     w->pred_seq = UINT32_MAX;
     w->flags |= ZKL__F_AT_HEAD;
-    if (w->read_ahead == ZKL__READ_FOUND && w->czxid != 0 &&
-        zkl__is_connected(w->c)) {
-        /* Its read, answered first, found its node after this very
-         * delete was sent: any other outcome of the delete, or a
-         * suspension of its session, clears it (read_ahead_void). */
-        zkl__views_poke(w->c);
-        grant(w);
-        return;
-    }
     att_schedule(w, ZKL__NEXT_CONFIRM);
     zkl__views_poke(w->c);
-}
-
-/* A waiter of a chain recipe whose predecessor is gone, with a read of
- * its own node sent ahead (read_ahead_across) still in flight: when the
- * queue view has nothing live below it, that read's answer grants, as
- * the descent's would, without a second one. An answered read does not:
- * this wake-up is not tied to the release it was sent for. */
-static int read_ahead_holds(zkl__att_t *a)
-{
-    const char *name = NULL;
-    uint32_t seq = UINT32_MAX;
-
-    if (!(a->flags & ZKL__F_CONFIRMING) || a->read_ahead == ZKL__READ_VOID ||
-        !(a->flags & ZKL__F_SEQ_SAFE) || a->node != ZKL__NODE_KNOWN ||
-        zkl__queue_below(a->c, a, a->pred_seq, &name, &seq) != 0)
-        return 0;
-    a->pred_seq = UINT32_MAX;
-    a->flags |= ZKL__F_AT_HEAD;
-    return 1;
 }
 
 /* The node at path is gone: wake everyone filed under it. When it was
@@ -1651,8 +1568,7 @@ static void hand_on(zkl_client_t *c, const char *path, int lowest)
                 if (!(a->flags & ZKL__F_CONFIRMING))
                     att_schedule(a, ZKL__NEXT_CONFIRM);
             } else if (att_recipe(a)->chain && waits_on(a, path)) {
-                if (!read_ahead_holds(a))
-                    att_schedule(a, ZKL__NEXT_DESCEND);
+                att_schedule(a, ZKL__NEXT_DESCEND);
             } else {
                 att_schedule(a, ZKL__NEXT_LIST);
             }
@@ -1693,7 +1609,6 @@ void zkl__on_suspended(zkl_client_t *c)
     zkl__att_t *a;
 
     for (a = c->atts; a != NULL; a = a->next) {
-        void_read_ahead(a); /* read before the suspension: proves nothing */
         if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL &&
             !(a->flags & ZKL__F_SUSPENDED)) {
             a->flags |= ZKL__F_SUSPENDED;

@@ -148,9 +148,6 @@ enum zkl__goal {
     ZKL__GOAL_DELETE   /* make our node gone, then end */
 };
 
-#define ZKL__READ_FOUND 1
-#define ZKL__READ_VOID 2
-
 enum zkl__node {
     ZKL__NODE_NONE,  /* no node exists (or it is known gone) */
     ZKL__NODE_MAYBE, /* a create was sent and its outcome is unknown */
@@ -231,15 +228,8 @@ struct zkl__att {
     uint8_t kind;             /* zkl_lock_kind_t: its recipe */
     /* One byte, so that a waiter's attempt stays in its malloc size
      * class (path[] follows). */
-    uint8_t parent_rounds : 5;/* ZNONODE retries, at most 21 */
+    uint8_t parent_rounds : 7;/* ZNONODE retries, at most 21 */
     uint8_t owned : 1;        /* in the own-node table */
-    uint8_t read_ahead : 2;   /* ZKL__READ_FOUND: its own node was read,
-                                 and found, after the release of the node
-                                 it waits on was sent on another session
-                                 (hand_across): it holds once that very
-                                 delete is answered. ZKL__READ_VOID: that
-                                 read, in flight, must not grant. Cleared
-                                 by its next step. */
     char path[];              /* "<dir>/_c_<uuid><tag><seq>" */
 };
 

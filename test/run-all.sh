@@ -58,9 +58,9 @@ out=$(mktemp)
 # The read/write lock's and the semaphore's fault matrices run the same
 # code paths as the mutex's, which valgrind does run, and the crossed
 # multi-lock rounds those of the shorter multi-lock tests, and the paced
-# burst (3,300 locks) those of the shared-view tests, and the read-ahead
-# races (a proxy's latency against a read's answer) those of the
-# cross-session handoff tests; ASan runs them all.
+# burst (3,300 locks) those of the shared-view tests, and the staged
+# cross-session handoff races (a proxy's latency against a read's
+# answer) those of the cross-session handoff tests; ASan runs them all.
 vg_tests="$(sed -n 's/^T(\([a-z0-9_]*\),.*/=\1/p' test/test-list.h |
     grep -Ev '^=((rw|sem)_matrix_|multi_(two|three|crossed)|burst_paced|read_ahead_of|hand_across_never)') ensemble adapters"
 ZKL_TEST_PREFIX="valgrind/" ZKL_TEST_NO_SHELL=1 top_srcdir="$top" \

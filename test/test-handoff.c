@@ -168,12 +168,7 @@ TEST(one_waiter_per_session_settles_in_one_round_trip)
      * release hands the lock to the next session's waiter, which reads
      * its own node and holds, so its session sends two requests in all
      * (that read, and its release's delete), no listing, however deep
-     * it stood. The read is sent ahead, as the release goes out; when
-     * the notification of the release reaches the waiter before the
-     * delete's answer reaches the releaser, and the read is answered by
-     * then, the waiter reads once more (a read answered before that
-     * wake-up is not tied to the release's outcome): three at most.
-     * (Sessions of other processes list instead: see
+     * it stood. (Sessions of other processes list instead: see
      * shared_view_other_process.) */
     enum { N = 20 };
     zkl_client_t *hc = t_client(t_hosts(), 4000, NULL), *wc[N];
@@ -203,8 +198,7 @@ TEST(one_waiter_per_session_settles_in_one_round_trip)
         ASSERT(w[i].order > last);
         last = w[i].order;
         ASSERT_RC(zkl_client_stats(wc[i], &s1, sizeof s1), ZKL_OK);
-        ASSERT(s1.requests - s0[i].requests >= 2);
-        ASSERT(s1.requests - s0[i].requests <= 3);
+        ASSERT_EQ(s1.requests - s0[i].requests, 2);
         ASSERT_EQ(s1.listings - s0[i].listings, 0);
     }
     ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);

@@ -1,9 +1,10 @@
-/* A release that reads the next waiter's own node ahead on another
- * session (read_ahead_across, hand_across in lib/attempt.c): that read
- * grants only together with the very delete it was sent for, never a
- * client that is not connected; and chains of waiters spread over
- * clients drain when one client is freed. Found by a review and kept as
- * the regression tests of what it found. */
+/* A handoff across the sessions of one thread (hand_across in
+ * lib/attempt.c) never grants on a read of the waiter's node that the
+ * server may have answered before the holder's delete, nor a client that
+ * is not connected; and chains of waiters spread over clients drain when
+ * one client is freed. A review reproduced a double hold and a grant to
+ * a suspended client with a read sent ahead of the release (since
+ * withdrawn); these are its reproductions, kept as regression tests. */
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
