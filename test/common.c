@@ -359,6 +359,20 @@ int t_zk_set(const char *path, const char *data, int len)
     return o.done ? o.rc : ZOPERATIONTIMEOUT;
 }
 
+int t_zk_set_acl(const char *path, int perms)
+{
+    struct Id anyone = {"world", "anyone"};
+    struct ACL acl = {perms, anyone};
+    struct ACL_vector v = {1, &acl};
+    struct obs o;
+    zhandle_t *zh = obs_open(&o);
+
+    zoo_aset_acl(zh, path, -1, &v, obs_void_done, &o);
+    obs_pump(zh, &o.done, 10000);
+    zookeeper_close(zh);
+    return o.done ? o.rc : ZOPERATIONTIMEOUT;
+}
+
 /* Every lock node (a protected name, "_c_...") below the roots the tests and
  * examples use, over one session; prints each and returns how many. */
 int t_leftover_nodes(void)

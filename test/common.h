@@ -86,6 +86,8 @@ int t_zk_create_as(const char *digest, const char *path, int flags);
 int t_zk_data(const char *path, char *buf, int size);
 /* Sets a node's data; the ZooKeeper result. */
 int t_zk_set(const char *path, const char *data, int len);
+/* Sets a node's ACL to world:anyone with perms; the ZooKeeper result. */
+int t_zk_set_acl(const char *path, int perms);
 /* czxid of a node, 0 if missing. */
 int64_t t_zk_czxid(const char *path);
 

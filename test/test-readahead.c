@@ -5,7 +5,6 @@
  * one client is freed. A review reproduced a double hold and a grant to
  * a suspended client with a read sent ahead of the release (since
  * withdrawn); these are its reproductions, kept as regression tests. */
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,71 +12,6 @@
 
 #include "faultproxy.h"
 #include "harness.h"
-
-struct rv_obs { volatile int connected, done; int rc; };
-
-static void rv_watcher(zhandle_t *zh, int type, int state, const char *p,
-                       void *ctx)
-{
-    struct rv_obs *o = ctx;
-    (void)zh; (void)p;
-    if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE)
-        o->connected = 1;
-}
-
-static void rv_pump(zhandle_t *zh, volatile int *flag, long ms)
-{
-    uint64_t end = t_now_ms() + (uint64_t)ms;
-
-    while (!*flag && t_now_ms() < end) {
-        int fd = -1, interest = 0, ev = 0;
-        struct timeval tv = {0, 0};
-        struct pollfd pfd;
-
-        zookeeper_interest(zh, &fd, &interest, &tv);
-        pfd.fd = fd;
-        pfd.events = (short)(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
-                             ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0));
-        pfd.revents = 0;
-        poll(&pfd, fd >= 0 ? 1 : 0, 20);
-        if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
-            ev |= ZOOKEEPER_READ;
-        if (pfd.revents & POLLOUT)
-            ev |= ZOOKEEPER_WRITE;
-        zookeeper_process(zh, ev);
-    }
-}
-
-static void rv_void_done(int rc, const void *data)
-{
-    struct rv_obs *o = (struct rv_obs *)(uintptr_t)data;
-    o->rc = rc;
-    o->done = 1;
-}
-
-/* Sets path's ACL to world:anyone with perms. */
-static int rv_set_acl(const char *path, int perms)
-{
-    struct rv_obs o;
-    zhandle_t *zh;
-    struct Id anyone = {"world", "anyone"};
-    struct ACL acl;
-    struct ACL_vector v;
-
-    memset(&o, 0, sizeof o);
-    acl.perms = perms;
-    acl.id = anyone;
-    v.count = 1;
-    v.data = &acl;
-    zh = zookeeper_init(t_hosts(), rv_watcher, 10000, NULL, &o, 0);
-    ASSERT(zh != NULL);
-    rv_pump(zh, &o.connected, 10000);
-    ASSERT(o.connected);
-    zoo_aset_acl(zh, path, -1, &v, rv_void_done, &o);
-    rv_pump(zh, &o.done, 10000);
-    zookeeper_close(zh);
-    return o.rc;
-}
 
 static void node_of(const t_lock_t *t, char *out, size_t size)
 {
@@ -212,14 +146,14 @@ TEST(read_ahead_of_a_refused_release_never_grants)
     ASSERT_RC(t_zk_set(hnode, "x", 1), ZOK);
     t_run_for(300);
     /* No DELETE on the lock path: H's release is refused. */
-    ASSERT_RC(rv_set_acl(p, ZOO_PERM_READ | ZOO_PERM_WRITE |
+    ASSERT_RC(t_zk_set_acl(p, ZOO_PERM_READ | ZOO_PERM_WRITE |
                                 ZOO_PERM_CREATE | ZOO_PERM_ADMIN), ZOK);
     ASSERT_RC(zkl_lock_release(h.lk), ZKL_OK);
     ASSERT(t_run_until(&h.released, 5000));
     fprintf(stderr, "  H released with status %d; %d children left\n",
             h.last_status, t_zk_count(p));
     t_run_for(300);
-    ASSERT_RC(rv_set_acl(p, ZOO_PERM_ALL), ZOK);
+    ASSERT_RC(t_zk_set_acl(p, ZOO_PERM_ALL), ZOK);
     /* Someone deletes W's waiting node; X, behind it, lists again. */
     ASSERT_RC(t_zk_delete(wnode), ZOK);
     t_run_for(500);
