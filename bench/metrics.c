@@ -165,12 +165,17 @@ long rss_bytes(void)
 }
 
 /* The kernel counts what each socket received: exact, and it includes
- * nothing but the ZooKeeper traffic of this process. */
+ * nothing but the ZooKeeper traffic of this process. A socket is counted
+ * once however many descriptors it has: the client gives the loop a dup
+ * of the ZooKeeper client's descriptor (client.c), and counting both
+ * doubled every figure. */
 uint64_t tcp_bytes_in(void)
 {
     DIR *d = opendir("/proc/self/fd");
     struct dirent *e;
     uint64_t sum = 0;
+    ino_t *seen = NULL;
+    size_t nseen = 0, cap = 0, i;
 
     while (d != NULL && (e = readdir(d)) != NULL) {
         int fd = atoi(e->d_name);
@@ -180,11 +185,24 @@ uint64_t tcp_bytes_in(void)
 
         if (e->d_name[0] == '.' || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
             continue;
+        for (i = 0; i < nseen && seen[i] != st.st_ino; i++)
+            ;
+        if (i < nseen)
+            continue;
+        if (nseen == cap) {
+            ino_t *t = realloc(seen, (cap = cap ? 2 * cap : 64) * sizeof *t);
+
+            if (t == NULL)
+                break;
+            seen = t;
+        }
+        seen[nseen++] = st.st_ino;
         memset(&ti, 0, sizeof ti);
         if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
             len >= offsetof(struct tcp_info, tcpi_bytes_received) + 8)
             sum += ti.tcpi_bytes_received;
     }
+    free(seen);
     if (d != NULL)
         closedir(d);
     return sum;
