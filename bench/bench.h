@@ -56,6 +56,20 @@ int bench_throughput(const struct opts *o);
 int bench_handoff(const struct opts *o);
 int bench_waiters(const struct opts *o);
 
+/* holders.c: another process holds n locks, named
+ * bench_holders_path(<this pid>, what, i), over ns sessions: fork it,
+ * wait until it holds them all, tell it to release them, reap it. Any
+ * failure ends the run (bench_fail). */
+struct bench_holders {
+    int pid, up, down;
+};
+void bench_holders_fork(struct bench_holders *hp, const char *hosts,
+                        const char *what, long n, long ns);
+void bench_holders_ready(struct bench_holders *hp);
+void bench_holders_release(struct bench_holders *hp);
+void bench_holders_wait(struct bench_holders *hp);
+const char *bench_holders_path(int pid, const char *what, long i);
+
 /* burst.c: N acquires in one loop turn on L locks held by another
  * process, while the program holds H of its own. */
 int bench_burst(const struct opts *o);

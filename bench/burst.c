@@ -9,15 +9,13 @@
  *
  *   zklock-bench burst [--count N] [--over L] [--held H] [--sessions S]
  *
- * The holders live in a child process (its own loop and session), so the
- * heap measured here is the waiters' alone: the library's and the
- * ZooKeeper client's live allocations (mallinfo2), from before the first
- * acquire to when all of them wait. */
-#include <signal.h>
+ * The holders live in another process (holders.c: its own loop and
+ * session), so the heap measured here is the waiters' alone: the
+ * library's and the ZooKeeper client's live allocations (mallinfo2),
+ * from before the first acquire to when all of them wait. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,14 +31,6 @@ static char *b_got;           /* per waiter: acquired already */
 static int b_let_go;          /* the holder process was told to release */
 static lat_t b_busy;
 static uint64_t b_last_cpu, b_own_cpu;
-
-static const char *lock_path(int pid, long i)
-{
-    static char buf[96];
-
-    snprintf(buf, sizeof buf, "/zklock-bench/%d/burst-%ld", pid, i);
-    return buf;
-}
 
 /* The program's own holds: nothing may happen to them. */
 static void hold_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
@@ -94,72 +84,6 @@ static void heartbeat(evutil_socket_t fd, short what, void *arg)
     b_last_cpu = cpu;
 }
 
-static long child_held;
-static int child_told;
-
-static void child_go(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    (void)arg;
-    child_told = 1;
-}
-
-static void child_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
-                     void *arg)
-{
-    (void)arg;
-    if (ev == ZKL_LOCK_ACQUIRED)
-        child_held++;
-    else if (ev == ZKL_LOCK_FAILED || ev == ZKL_LOCK_LOST)
-        bench_fail("holder process: %s: event %d: %s", zkl_lock_path(lk),
-                   (int)ev, zkl_strerror(status));
-}
-
-/* The other process: takes the L locks, says so on up, waits for a byte
- * on down, releases them all, and exits once their nodes are gone. */
-static void holder_process(const char *hosts, long nlocks, int parent,
-                           int up, int down)
-{
-    zkl_lock_t **h = calloc((size_t)nlocks, sizeof *h);
-    zkl_client_t *c;
-    struct event *ev;
-    char b = 1;
-    long i;
-
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    bench_base = event_base_new();
-    c = bench_client(hosts, 10000);
-    for (i = 0; i < nlocks; i++) {
-        zkl_lock_new(&h[i], c, lock_path(parent, i), child_cb, NULL);
-        zkl_lock_acquire(h[i], -1);
-        if (i % 1000 == 999)
-            bench_run_until(&child_held, i + 1, 120);
-    }
-    if (!bench_run_until(&child_held, nlocks, 300))
-        bench_fail("holder process: %ld of %ld held", child_held, nlocks);
-    if (write(up, &b, 1) != 1)
-        _exit(1);
-    /* The loop runs while the other process waits: a blocking read here
-     * would let this session expire under a burst that takes longer
-     * than its timeout, and free every lock. */
-    ev = event_new(bench_base, down, EV_READ, child_go, NULL);
-    event_add(ev, NULL);
-    while (!child_told)
-        event_base_loop(bench_base, EVLOOP_ONCE);
-    event_free(ev);
-    if (read(down, &b, 1) != 1)
-        _exit(1);
-    for (i = 0; i < nlocks; i++)
-        zkl_lock_release(h[i]);
-    for (i = 0; i < nlocks; i++)
-        zkl_lock_free(h[i]);
-    while (zkl_client_pending(c) > 0)
-        event_base_loop(bench_base, EVLOOP_ONCE);
-    zkl_client_free(c);
-    _exit(0);
-}
-
 static long count_waiting(zkl_lock_t **w, long n)
 {
     long i, k = 0;
@@ -174,7 +98,8 @@ int bench_burst(const struct opts *o)
     long n = o->n > 0 ? o->n : 100000, nlocks = o->over > 0 ? o->over : 10000,
          nheld = o->held_set ? o->held : 1000,
          ns = o->sessions > 0 ? o->sessions : 1, i, waiting = 0;
-    int up[2], down[2], parent = (int)getpid(), st;
+    int parent = (int)getpid(), st;
+    struct bench_holders hp;
     zkl_lock_t **w, **h;
     zkl_client_t **c;
     zkl_stats_t s;
@@ -182,17 +107,9 @@ int bench_burst(const struct opts *o)
     struct timeval one_ms = {0, 1000};
     uint64_t t0, t1, t2, call_us, window = 0, omax = 0, pmax = 0;
     long heap0, heap1, lib0, lib1;
-    pid_t child;
-    char b = 1;
 
     heap_count_library();
-    if (pipe(up) != 0 || pipe(down) != 0)
-        bench_fail("pipe");
-    fflush(NULL);
-    if ((child = fork()) == 0)
-        holder_process(o->hosts, nlocks, parent, up[1], down[0]);
-    if (child < 0)
-        bench_fail("fork");
+    bench_holders_fork(&hp, o->hosts, "burst", nlocks, 1);
     bench_base = event_base_new();
     c = calloc((size_t)ns, sizeof *c);
     for (i = 0; i < ns; i++)
@@ -207,8 +124,7 @@ int bench_burst(const struct opts *o)
     if (!bench_run_until(&b_held, nheld, 120))
         bench_fail("own holds: %ld of %ld held", b_held, nheld);
     note("burst: another process takes %ld locks", nlocks);
-    if (read(up[0], &b, 1) != 1)
-        bench_fail("the holder process died");
+    bench_holders_ready(&hp);
     w = calloc((size_t)n, sizeof *w);
     b_got = calloc((size_t)n, 1);
     hb = event_new(bench_base, -1, EV_PERSIST, heartbeat, NULL);
@@ -223,7 +139,7 @@ int bench_burst(const struct opts *o)
     for (i = 0; i < n; i++) {
         char path[96];
 
-        snprintf(path, sizeof path, "%s", lock_path(parent, i % nlocks));
+        snprintf(path, sizeof path, "%s", bench_holders_path(parent, "burst", i % nlocks));
         if (zkl_lock_new(&w[i], c[i % ns], path, waiter_cb,
                          (void *)(intptr_t)i) != ZKL_OK ||
             zkl_lock_acquire(w[i], -1) != ZKL_OK)
@@ -246,7 +162,7 @@ int bench_burst(const struct opts *o)
         }
         waiting = count_waiting(w, n);
         b_own_cpu += thread_cpu_us() - c0;
-        if (waitpid(child, &st, WNOHANG) == child)
+        if (waitpid(hp.pid, &st, WNOHANG) == hp.pid)
             bench_fail("the holder process ended while the burst went out");
         if (now_us() - t0 > 60000000u && waiting < n) {
             long st_n[8] = {0};
@@ -285,15 +201,12 @@ int bench_burst(const struct opts *o)
          (unsigned long long)omax,
          (unsigned long long)window, (unsigned long long)pmax);
     b_let_go = 1;
-    if (write(down[1], &b, 1) != 1)
-        bench_fail("the holder process died");
+    bench_holders_release(&hp);
     if (!bench_run_until(&b_acquired, n, 600))
         bench_fail("drain: %ld of %ld acquired", b_acquired, n);
     t2 = now_us();
     event_del(hb);
-    if (waitpid(child, &st, 0) != child || !WIFEXITED(st) ||
-        WEXITSTATUS(st) != 0)
-        bench_fail("the holder process failed");
+    bench_holders_wait(&hp);
     json_begin("burst");
     json_int("count", n);
     json_int("locks", nlocks);

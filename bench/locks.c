@@ -443,28 +443,25 @@ int bench_handoff(const struct opts *o)
  * a server would, 100 requests per loop turn. What each call costs is
  * printed (acquire_call_us), so a bigger burst's stall can be read off. */
 #define BATCH 100
-static long wt_acquired, wt_held;
+static long wt_acquired;
 static lat_t wt_gaps, wt_busy;
 static uint64_t wt_last_tick, wt_last_cpu;
 /* Time the benchmark itself spent between two heartbeats (its O(n) scan
  * of states), which is not the library's stall. */
 static uint64_t wt_own_us, wt_own_cpu, wt_batch_cpu;
 
+static int wt_let_go; /* the holders were told to release */
+
 static void waiter_event(struct cycle *cy, zkl_lock_event_t ev, int status)
 {
     (void)status;
+    if (ev == ZKL_LOCK_ACQUIRED && !wt_let_go)
+        bench_fail("%s granted while the other process holds it",
+                   zkl_lock_path(cy->lk));
     if (ev == ZKL_LOCK_ACQUIRED) {
         wt_acquired++;
         zkl_lock_release(cy->lk);
     }
-}
-
-static void wholder_event(struct cycle *cy, zkl_lock_event_t ev, int status)
-{
-    (void)cy;
-    (void)status;
-    if (ev == ZKL_LOCK_ACQUIRED)
-        wt_held++;
 }
 
 /* A 1 ms heartbeat. Between two of its runs the loop was busy for the
@@ -506,34 +503,29 @@ static pid_t restart_server(const char *zkdir)
 
 int bench_waiters(const struct opts *o)
 {
-    long n = o->n > 0 ? o->n : 10000, i, queued = 0, released = 0;
+    long n = o->n > 0 ? o->n : 10000, i, queued = 0;
     long ns = o->sessions > 0 ? o->sessions : (n + 9999) / 10000;
-    struct cycle *h, *w;
-    zkl_client_t **hc, **wc;
+    struct cycle *w;
+    zkl_client_t **wc;
     struct event *hb;
     struct timeval one_ms = {0, 1000};
     uint64_t t0, t1, t2, last_count = 0;
-    long heap0, heap1;
+    long heap0, heap1, lib0, lib1;
     pid_t restarter = -1;
+    int parent = (int)getpid(), st;
+    struct bench_holders hp;
 
+    heap_count_library();
+    note("waiters: another process takes %ld locks over %ld sessions", n, ns);
+    /* In another process: a waiter behind a node of its own process
+     * could wait on that node's attempt instead of a server watch. */
+    bench_holders_fork(&hp, o->hosts, "w", n, ns);
     bench_base = event_base_new();
-    hc = calloc((size_t)ns, sizeof *hc);
     wc = calloc((size_t)ns, sizeof *wc);
-    for (i = 0; i < ns; i++) {
-        hc[i] = bench_client(o->hosts, 10000);
+    for (i = 0; i < ns; i++)
         wc[i] = bench_client(o->hosts, 10000);
-    }
-    h = calloc((size_t)n, sizeof *h);
     w = calloc((size_t)n, sizeof *w);
-    note("waiters: a holder session set takes %ld locks", n);
-    for (i = 0; i < n; i++) {
-        h[i].on_event = wholder_event;
-        zkl_lock_new(&h[i].lk, hc[i % ns], bench_path("w", i), cycle_cb,
-                     &h[i]);
-        zkl_lock_acquire(h[i].lk, -1);
-    }
-    if (!bench_run_until(&wt_held, n, 600))
-        bench_fail("holders stuck at %ld of %ld", wt_held, n);
+    bench_holders_ready(&hp);
     note("waiters: %ld waiters over %ld sessions queue behind them", n, ns);
     hb = event_new(bench_base, -1, EV_PERSIST, heartbeat, NULL);
     event_add(hb, &one_ms);
@@ -543,6 +535,7 @@ int bench_waiters(const struct opts *o)
     wt_busy.v = malloc(wt_busy.cap * sizeof *wt_busy.v);
     wt_gaps.v = malloc(wt_gaps.cap * sizeof *wt_gaps.v);
     heap0 = heap_in_use();
+    lib0 = heap_of_library();
     t0 = now_us();
     /* Requests arrive as a server would see them: in batches, one batch
      * per loop turn, so the gaps measured are the library's, not those
@@ -555,7 +548,7 @@ int bench_waiters(const struct opts *o)
         bc0 = thread_cpu_us();
         for (; i < batch_end; i++) {
             w[i].on_event = waiter_event;
-            zkl_lock_new(&w[i].lk, wc[i % ns], zkl_lock_path(h[i].lk),
+            zkl_lock_new(&w[i].lk, wc[i % ns], bench_holders_path(parent, "w", i),
                          cycle_cb, &w[i]);
             zkl_lock_acquire(w[i].lk, -1);
         }
@@ -577,27 +570,23 @@ int bench_waiters(const struct opts *o)
     }
     t1 = now_us();
     heap1 = heap_in_use();
-    note("waiters: all queued in %.2f s; live heap +%ld KiB", (t1 - t0) / 1e6,
-         (heap1 - heap0) / 1024);
+    lib1 = heap_of_library();
+    note("waiters: all queued in %.2f s; live heap +%ld KiB, %ld B a waiter "
+         "(zklock's own %ld B, the rest the ZooKeeper client's)",
+         (t1 - t0) / 1e6, (heap1 - heap0) / 1024, (heap1 - heap0) / n,
+         (lib1 - lib0) / n);
     if (o->restart && o->zkdir != NULL) {
         note("waiters: restarting the server mid-drain");
         restarter = restart_server(o->zkdir);
     }
-    for (i = 0; i < n; i++) {
-        if (zkl_lock_release(h[i].lk) == ZKL_OK)
-            released++;
-        if (i % BATCH == BATCH - 1)
-            event_base_loop(bench_base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-    }
+    wt_let_go = 1;
+    bench_holders_release(&hp);
     if (!bench_run_until(&wt_acquired, n, 900))
         bench_fail("drain stuck: %ld of %ld acquired", wt_acquired, n);
     t2 = now_us();
     event_del(hb);
-    if (restarter > 0) {
-        int st;
-
+    if (restarter > 0)
         waitpid(restarter, &st, 0);
-    }
     note("waiters: loop busy between heartbeats p50 %.2f p90 %.2f p99 %.2f "
          "p99.9 %.2f ms over %zu gaps",
          lat_pct(&wt_busy, 50) / 1000.0, lat_pct(&wt_busy, 90) / 1000.0,
@@ -607,6 +596,7 @@ int bench_waiters(const struct opts *o)
     json_int("count", n);
     json_int("sessions", ns);
     json_num("heap_bytes_per_waiter", (double)(heap1 - heap0) / (double)n);
+    json_num("heap_lib_bytes_per_waiter", (double)(lib1 - lib0) / (double)n);
     json_num("enqueue_s", (t1 - t0) / 1e6);
     json_num("drain_s", (t2 - t1) / 1e6);
     json_num("loop_stall_p99_ms", lat_pct(&wt_busy, 99) / 1000.0);
@@ -619,18 +609,13 @@ int bench_waiters(const struct opts *o)
     json_int("restarted", restarter > 0);
     json_int("failures", failures);
     json_end();
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n; i++)
         zkl_lock_free(w[i].lk);
-        zkl_lock_free(h[i].lk);
-    }
-    for (i = 0; i < ns; i++) {
-        zkl_client_free(hc[i]);
+    for (i = 0; i < ns; i++)
         zkl_client_free(wc[i]);
-    }
+    bench_holders_wait(&hp);
     event_free(hb);
-    free(h);
     free(w);
-    free(hc);
     free(wc);
     event_base_free(bench_base);
     lat_free(&wt_gaps);

@@ -169,6 +169,9 @@ for r in rows:
                   f(r["loop_stall_p99_ms"]), f(r["loop_stall_max_ms"]),
                   f(r.get("loop_wall_gap_p99_ms")), f(r.get("loop_wall_gap_max_ms")),
                   r["acquired"]))
+        if "heap_lib_bytes_per_waiter" in r:
+            print("  of the heap per waiter, zklock's own: %s B (holders in another process)" %
+                  f(r["heap_lib_bytes_per_waiter"]))
     if r["scenario"] == "burst":
         print("burst of %d acquires in one turn over %d locks, %d held: %s B/waiter (live heap),\n"
               "  loop busy p99 %s ms (max %s); outstanding max %d (window %d); held LOST %d,\n"

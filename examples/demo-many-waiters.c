@@ -1,7 +1,10 @@
 /* Demo: one thread, one libevent loop, 10,000 waiting lock attempts.
  *
- * A "holder" session takes N locks. A "waiter" side (spread over a few
- * sessions, all on the same loop and thread) queues one attempt on each.
+ * A "holder" process takes N locks (another process, as the holders of
+ * a user's locks would be: a waiter behind a node of its own process
+ * can wait on that node's attempt instead of a server watch, which is
+ * cheaper). A "waiter" side (spread over a few sessions, all on the
+ * same loop and thread) queues one attempt on each.
  * The demo reports the live heap (malloc's in-use bytes: the library's
  * and the ZooKeeper client's) per waiting attempt, not resident size,
  * which the holders' freed start-up buffers would hide,
@@ -11,9 +14,12 @@
  *   demo-many-waiters [-s HOSTS] [-n COUNT] [-w WAITER_SESSIONS]
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -112,6 +118,61 @@ static void run_until(const char *what, int *counter, int target,
     }
 }
 
+static int told;
+
+static void on_told(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    told = 1;
+}
+
+static void lock_path(char *buf, size_t size, int pid, int i)
+{
+    snprintf(buf, (size_t)size, "/zklock-demo/%d/lock-%d", pid, i);
+}
+
+/* The holder process: takes the n locks, says so on up, keeps its loop
+ * (and so its session) running until a byte arrives on down, then
+ * releases them all and exits once they are gone. */
+static void holder_process(const char *hosts, int n, int parent, int up,
+                           int down)
+{
+    zkl_lock_t **hl = calloc((size_t)n, sizeof *hl);
+    struct event *ev;
+    zkl_client_t *hc;
+    char path[128], b = 1;
+    int i;
+
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    base = event_base_new();
+    hc = client(hosts);
+    run_until("session", &connected, 1, 30);
+    for (i = 0; i < n; i++) {
+        lock_path(path, sizeof path, parent, i);
+        zkl_lock_new(&hl[i], hc, path, lock_cb, &holder);
+        zkl_lock_acquire(hl[i], -1);
+    }
+    run_until("held", &holder.acquired, n, 120);
+    if (write(up, &b, 1) != 1)
+        _exit(1);
+    ev = event_new(base, down, EV_READ, on_told, NULL);
+    event_add(ev, NULL);
+    while (!told)
+        event_base_loop(base, EVLOOP_ONCE);
+    event_free(ev);
+    for (i = 0; i < n; i++)
+        zkl_lock_release(hl[i]);
+    run_until("let go", &holder.released, n, 120);
+    for (i = 0; i < n; i++)
+        zkl_lock_free(hl[i]);
+    zkl_client_free(hc);
+    event_base_free(base);
+    free(hl);
+    _exit(holder.failed || holder.other ? 1 : 0);
+}
+
 static int count_state(zkl_lock_t **lk, int n, zkl_lock_state_t st)
 {
     int i, k = 0;
@@ -124,10 +185,12 @@ static int count_state(zkl_lock_t **lk, int n, zkl_lock_state_t st)
 int main(int argc, char **argv)
 {
     const char *hosts = getenv("ZKLOCK_SERVERS");
-    int n = 10000, nsessions = 2, opt, i, queued = 0;
-    zkl_client_t *hc, *wc[16];
-    zkl_lock_t **hl, **wl;
-    char path[128];
+    int n = 10000, nsessions = 2, opt, i, queued = 0, up[2], down[2], st;
+    int parent = (int)getpid();
+    zkl_client_t *wc[16];
+    zkl_lock_t **wl;
+    char path[128], b = 1;
+    pid_t child;
     long rss0, rss1;
     double t0, t_enq, t_drain;
 
@@ -152,33 +215,33 @@ int main(int argc, char **argv)
         hosts = "127.0.0.1:2181";
     if (n < 1 || nsessions < 1 || nsessions > 16)
         return 2;
-    base = event_base_new();
-    hl = calloc((size_t)n, sizeof *hl);
-    wl = calloc((size_t)n, sizeof *wl);
-
     printf("zklock %s demo: %d locks, one thread, servers %s\n",
            zkl_version_string(), n, hosts);
-    hc = client(hosts);
+    printf("1. another process (the holder) takes %d locks\n", n);
+    fflush(stdout);
+    if (pipe(up) != 0 || pipe(down) != 0 || (child = fork()) < 0) {
+        perror("demo");
+        return 1;
+    }
+    if (child == 0)
+        holder_process(hosts, n, parent, up[1], down[0]);
+    base = event_base_new();
+    wl = calloc((size_t)n, sizeof *wl);
     for (i = 0; i < nsessions; i++)
         wc[i] = client(hosts);
-    run_until("sessions", &connected, nsessions + 1, 30);
-
-    printf("1. the holder session takes %d locks\n", n);
-    for (i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "/zklock-demo/%d/lock-%d", (int)getpid(),
-                 i);
-        zkl_lock_new(&hl[i], hc, path, lock_cb, &holder);
-        zkl_lock_acquire(hl[i], -1);
+    run_until("sessions", &connected, nsessions, 30);
+    if (read(up[0], &b, 1) != 1) {
+        fprintf(stderr, "demo: the holder process failed\n");
+        return 1;
     }
-    run_until("held", &holder.acquired, n, 120);
 
     printf("2. %d waiters queue behind them (%d sessions, same thread)\n",
            n, nsessions);
     rss0 = heap_in_use();
     t0 = now_s();
     for (i = 0; i < n; i++) {
-        zkl_lock_new(&wl[i], wc[i % nsessions], zkl_lock_path(hl[i]),
-                     lock_cb, &waiter);
+        lock_path(path, sizeof path, parent, i);
+        zkl_lock_new(&wl[i], wc[i % nsessions], path, lock_cb, &waiter);
         zkl_lock_acquire(wl[i], -1);
     }
     while (queued < n) {
@@ -196,29 +259,35 @@ int main(int argc, char **argv)
            "(library and ZooKeeper client together)\n",
            (rss1 - rss0) / 1024, (rss1 - rss0) / n);
 
+    if (waiter.acquired > 0) {
+        fprintf(stderr, "demo: a waiter was granted a held lock\n");
+        return 1;
+    }
     printf("3. the holder releases; each waiter acquires its lock\n");
+    fflush(stdout);
     t0 = now_s();
-    for (i = 0; i < n; i++)
-        zkl_lock_release(hl[i]);
+    if (write(down[1], &b, 1) != 1)
+        return 1;
     run_until("acquired", &waiter.acquired, n, 300);
     run_until("released", &waiter.released, n, 60);
     t_drain = now_s() - t0;
     printf("   all %d acquired in %.2f s (%.0f handoffs/s); failures %d, "
            "other events %d\n",
-           waiter.acquired, t_drain, n / t_drain,
-           waiter.failed + holder.failed, waiter.other + holder.other);
+           waiter.acquired, t_drain, n / t_drain, waiter.failed,
+           waiter.other);
 
-    for (i = 0; i < n; i++) {
-        zkl_lock_free(hl[i]);
+    for (i = 0; i < n; i++)
         zkl_lock_free(wl[i]);
-    }
-    zkl_client_free(hc);
     for (i = 0; i < nsessions; i++)
         zkl_client_free(wc[i]);
-    free(hl);
     free(wl);
     event_base_free(base);
-    if (waiter.acquired != n || waiter.failed || holder.failed) {
+    if (waitpid(child, &st, 0) != child || !WIFEXITED(st) ||
+        WEXITSTATUS(st) != 0) {
+        printf("demo: the holder process failed\n");
+        return 1;
+    }
+    if (waiter.acquired != n || waiter.failed) {
         printf("demo: FAILED\n");
         return 1;
     }

@@ -38,7 +38,8 @@ static void own_watch_done(int rc, const char *value, int len,
                            const struct Stat *st, const void *data);
 static void delete_done(int rc, const void *data);
 static void parent_done(int rc, const char *value, const void *data);
-static void hand_on(zkl_client_t *c, const char *path, int lowest);
+static void hand_on(zkl_client_t *c, const char *path, int lowest,
+                    zkl__att_t *gone);
 static void grant(zkl__att_t *a);
 
 #define ATT(data) ((zkl__att_t *)(uintptr_t)(data))
@@ -101,9 +102,52 @@ static int waits_here(const zkl__att_t *w, const void *path)
     return w->goal == ZKL__GOAL_ACQUIRE && waits_on(w, path);
 }
 
+/* Takes out of the waiter tables of this thread's other clients every
+ * waiter that waits on a's node, as a list through wnext. Only an
+ * attempt that such a waiter chose to wait on instead of a server watch
+ * (peer_waited, see watch_pred) can have one that hears of its node
+ * from nobody else; a waiter with a watch that is taken out too finds
+ * nobody filed when its notification comes. */
+static zkl__att_t *take_peers(zkl__att_t *a)
+{
+    zkl__att_t *list = NULL, *w;
+    zkl_client_t *cc;
+    uint64_t h;
+
+    if (!a->peer_waited)
+        return NULL;
+    a->peer_waited = 0;
+    h = zkl__hash(a->path);
+    for (cc = zkl__views_clients(a->c); cc != NULL; cc = cc->vnext) {
+        if (cc == a->c || cc->closing)
+            continue;
+        while ((w = zkl__wtab_find(cc, h, waits_here, a->path)) != NULL) {
+            zkl__wtab_remove(cc, w);
+            w->wnext = list;
+            list = w;
+        }
+    }
+    return list;
+}
+
+/* a's node may be gone, or may stop being heard of (its session is
+ * suspended, gone, or its client is): the waiters of other clients that
+ * wait on it list again. */
+static void peers_list(zkl__att_t *a)
+{
+    zkl__att_t *w, *nx;
+
+    for (w = take_peers(a); w != NULL; w = nx) {
+        nx = w->wnext;
+        w->wnext = NULL;
+        att_schedule(w, ZKL__NEXT_LIST);
+        zkl__views_poke(w->c);
+    }
+}
+
 /* Every change of a->node goes through here. The own-node table holds a
  * chain attempt exactly while its node is KNOWN; a node that stops being
- * KNOWN wakes the waiters of this client filed under it, since those
+ * KNOWN wakes the waiters of this thread filed under it, since those
  * that wait on this attempt instead of a server watch (watch_pred) hear
  * of it from nobody else. Where the node is known gone the caller has
  * handed on already (hand_on) and nobody is left; a node that may still
@@ -122,6 +166,7 @@ static void att_set_node(zkl__att_t *a, int node)
             zkl__wtab_remove(c, w);
             att_schedule(w, ZKL__NEXT_LIST);
         }
+        peers_list(a);
     }
     a->node = (uint8_t)node;
     if (node == ZKL__NODE_KNOWN && att_recipe(a)->chain)
@@ -719,6 +764,15 @@ static int same_watch(const zkl__att_t *w, const void *arg)
            w->dirlen == a->dirlen && memcmp(w->path, a->path, a->dirlen) == 0;
 }
 
+/* Whether a waiter of another client may wait on an attempt of pc
+ * without a server watch: pc hears of every end of its nodes while it
+ * is connected and not going away. */
+static int peer_heard(zkl_client_t *pc)
+{
+    return zkl__is_connected(pc) && !pc->closing && !pc->freeing &&
+           !pc->dead;
+}
+
 /* Sends the watch on the predecessor, while its name is still at hand.
  * Readers queued behind one writer all watch it: the server keeps one
  * watch per session and node, and its notification wakes every attempt
@@ -740,12 +794,21 @@ static void watch_pred(zkl__att_t *a, const char *pred)
     memcpy(p + a->dirlen + 1, pred, plen + 1);
     a->whash = zkl__hash(p);
     if (att_recipe(a)->chain && (q = zkl__otab_find(a->c, p)) != NULL &&
-        q != a && zkl__wtab_add(a->c, a, a->whash) == ZKL_OK) {
-        /* Our own node: its attempt wakes us when it goes (hand_on) or
-         * stops being known (att_set_node), so no request and no server
-         * watch, which the ZooKeeper client would keep (~250 bytes) for
-         * as long as we wait. A deletion by someone else is seen late:
-         * when that attempt reads its own node at its turn. */
+        q != a && (q->c == a->c || peer_heard(q->c)) &&
+        zkl__wtab_add(a->c, a, a->whash) == ZKL_OK) {
+        /* A node of this process: its attempt wakes us when it goes
+         * (hand_on) or stops being known (att_set_node), so no request
+         * and no server watch, which the ZooKeeper client would keep
+         * (~250 bytes) for as long as we wait, and whose notification
+         * would cost a cross-session handoff ~110 bytes more. The node
+         * of another client of this thread only while that client is
+         * connected: its session cannot end unheard then, and once its
+         * connection drops (on_suspended) or its session or client is
+         * gone we list again and watch. A deletion by someone else is
+         * seen late: when that attempt reads its own node at its turn,
+         * or, held, when its own-node watch fires. */
+        if (q->c != a->c)
+            q->peer_waited = 1;
         if (p != stackbuf)
             zkl__free(p);
         return;
@@ -1445,7 +1508,7 @@ static void delete_done(int rc, const void *data)
     case ZKL__RC_NONODE:
         /* A waiter of ours behind a node that was not held may wait on
          * this attempt, not on a watch (watch_pred): wake it too. */
-        hand_on(a->c, a->path, (a->flags & ZKL__F_WAS_HELD) != 0);
+        hand_on(a->c, a->path, (a->flags & ZKL__F_WAS_HELD) != 0, a);
         att_set_node(a, ZKL__NODE_NONE);
         break;
     case ZKL__RC_EXISTS:
@@ -1529,22 +1592,15 @@ static void hand_across(zkl_client_t *c, const char *path)
     zkl__views_poke(w->c);
 }
 
-/* The node at path is gone: wake everyone filed under it. When it was
- * the node of a local holder (lowest = 1, or found among them), it was
- * the lowest node, and no node can ever appear below it (sequence
- * numbers only grow): the one waiter queued right behind it is at the
- * head, without listing the children again. It still reads its own node
- * before it holds: someone else may have deleted it while it waited. */
-static void hand_on(zkl_client_t *c, const char *path, int lowest)
+/* Wakes the waiters in list (of c, or of c's peers), filed under the
+ * node at path that is gone; lowest: that node was the lowest (see
+ * hand_on), and handed: its next waiter has been found already. Returns
+ * handed. */
+static int hand_list(zkl_client_t *c, zkl__att_t *list, const char *path,
+                     int lowest, int handed)
 {
-    zkl__att_t *list = zkl__wtab_take(c, zkl__hash(path)), *a, *nx;
-    int handed = 0;
+    zkl__att_t *a, *nx;
 
-    zkl__queue_gone_path(c, path);
-    for (a = list; a != NULL && !lowest; a = a->wnext)
-        if ((a->goal == ZKL__GOAL_HOLD || (a->flags & ZKL__F_WAS_HELD)) &&
-            a->node == ZKL__NODE_KNOWN && strcmp(a->path, path) == 0)
-            lowest = 1;
     for (a = list; a != NULL; a = nx) {
         nx = a->wnext;
         a->wnext = NULL;
@@ -1576,9 +1632,37 @@ static void hand_on(zkl_client_t *c, const char *path, int lowest)
             att_set_node(a, ZKL__NODE_NONE); /* deleted by someone else */
             att_fail(a, ZKL_ENODEGONE);
         } else if (a->goal == ZKL__GOAL_HOLD) {
-            zkl__wtab_add(c, a, zkl__hash(a->path)); /* a collision */
+            zkl__wtab_add(a->c, a, zkl__hash(a->path)); /* a collision */
         }
+        if (a->c != c)
+            zkl__views_poke(a->c); /* kicked once this pass ends */
     }
+    return handed;
+}
+
+/* The node at path is gone: wake everyone filed under it. When it was
+ * the node of a local holder (lowest = 1, or found among them), it was
+ * the lowest node, and no node can ever appear below it (sequence
+ * numbers only grow): the one waiter queued right behind it is at the
+ * head, without listing the children again. It still reads its own node
+ * before it holds: someone else may have deleted it while it waited.
+ * gone: the attempt whose node it was, when this client deleted it; the
+ * waiters of other clients that wait on it without a watch (take_peers)
+ * are woken the same way. */
+static void hand_on(zkl_client_t *c, const char *path, int lowest,
+                    zkl__att_t *gone)
+{
+    zkl__att_t *list = zkl__wtab_take(c, zkl__hash(path)), *a;
+    int handed;
+
+    zkl__queue_gone_path(c, path);
+    for (a = list; a != NULL && !lowest; a = a->wnext)
+        if ((a->goal == ZKL__GOAL_HOLD || (a->flags & ZKL__F_WAS_HELD)) &&
+            a->node == ZKL__NODE_KNOWN && strcmp(a->path, path) == 0)
+            lowest = 1;
+    handed = hand_list(c, list, path, lowest, 0);
+    if (gone != NULL)
+        handed = hand_list(c, take_peers(gone), path, lowest, handed);
     if (lowest && !handed)
         hand_across(c, path);
 }
@@ -1590,7 +1674,7 @@ void zkl__on_watch(zkl_client_t *c, int type, const char *path)
     if (c->sems != NULL)
         zkl__sem_on_watch(c, path);
     if (type == ZOO_DELETED_EVENT) {
-        hand_on(c, path, 0);
+        hand_on(c, path, 0, NULL);
         return;
     }
     /* Changed (data set on a node) or the watch removed: look again. */
@@ -1604,11 +1688,14 @@ void zkl__on_watch(zkl_client_t *c, int type, const char *path)
     }
 }
 
+/* Waiters of other clients that wait on our nodes without a watch
+ * (watch_pred) rely on this connection: they list again and watch. */
 void zkl__on_suspended(zkl_client_t *c)
 {
     zkl__att_t *a;
 
     for (a = c->atts; a != NULL; a = a->next) {
+        peers_list(a);
         if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL &&
             !(a->flags & ZKL__F_SUSPENDED)) {
             a->flags |= ZKL__F_SUSPENDED;
@@ -1656,7 +1743,9 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
         a->flags &= (uint16_t)~(ZKL__F_QUEUED | ZKL__F_SUSPENDED |
                                 ZKL__F_AT_HEAD);
         zkl__wtab_remove(c, a);
-        /* Not att_set_node: every waiter here is reset, none is woken. */
+        /* Not att_set_node: every waiter here is reset, none is woken;
+         * those of other clients are. */
+        peers_list(a);
         zkl__otab_remove(c, a);
         a->node = ZKL__NODE_NONE;
         a->czxid = 0;
@@ -1680,6 +1769,16 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
             }
             break;
         }
+    }
+}
+
+void zkl__on_client_gone(zkl_client_t *c)
+{
+    zkl__att_t *a;
+
+    for (a = c->atts; a != NULL; a = a->next) {
+        peers_list(a);
+        zkl__otab_remove(c, a);
     }
 }
 

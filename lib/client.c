@@ -992,6 +992,8 @@ static void teardown(zkl_client_t *c)
         lk->c = NULL;
     zkl__multi_teardown(c);
     zkl__queue_clear(c);
+    zkl__on_client_gone(c);
+    kick_poked(c);
     zkl__views_part(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
@@ -1006,7 +1008,7 @@ static void teardown(zkl_client_t *c)
     zkl__acl_free(&c->acl);
     zkl__creds_free(c->auth, c->nauth);
     zkl__free(c->wtab);
-    zkl__free(c->otab);
+    zkl__free(c->own.t);
     zkl__free(c->heap);
     zkl__free(c->evq);
     zkl__free(c->hosts);

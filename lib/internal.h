@@ -49,6 +49,10 @@ typedef struct zkl__queue zkl__queue_t;
 typedef struct zkl__sem zkl__sem_t;
 typedef struct zkl__listing zkl__listing_t;
 typedef struct zkl__views zkl__views_t;
+typedef struct zkl__otab {
+    zkl__att_t **t;           /* node path hash -> attempts, via onext */
+    size_t size, count;
+} zkl__otab_t;
 
 /* ---- alloc.c: every allocation goes through zkl_set_allocator()'s ---- */
 void *zkl__malloc(size_t size);
@@ -228,8 +232,10 @@ struct zkl__att {
     uint8_t kind;             /* zkl_lock_kind_t: its recipe */
     /* One byte, so that a waiter's attempt stays in its malloc size
      * class (path[] follows). */
-    uint8_t parent_rounds : 7;/* ZNONODE retries, at most 21 */
+    uint8_t parent_rounds : 6;/* ZNONODE retries, at most 21 */
     uint8_t owned : 1;        /* in the own-node table */
+    uint8_t peer_waited : 1;  /* a waiter of another client of this
+                                 thread may wait on it, not on a watch */
     char path[];              /* "<dir>/_c_<uuid><tag><seq>" */
 };
 
@@ -275,6 +281,9 @@ void zkl__on_connected(zkl_client_t *c, int reconnect);
 void zkl__on_suspended(zkl_client_t *c);
 void zkl__on_presumed_expiry(zkl_client_t *c);
 void zkl__on_session_gone(zkl_client_t *c, int status);
+/* c is being freed: its attempts leave the own-node table, and waiters
+ * of other clients that waited on them list again. */
+void zkl__on_client_gone(zkl_client_t *c);
 void zkl__on_deadlines(zkl_client_t *c, uint64_t now);
 
 /* ---- recipes.c ----
@@ -535,14 +544,14 @@ struct zkl_client {
 
     zkl__att_t **wtab;        /* waiter table: path hash -> attempts */
     size_t wtab_size, wtab_count;
-    zkl__att_t **otab;        /* own-node table: node path hash -> the
-                                 chain-recipe attempt whose node it is */
-    size_t otab_size, otab_count;
+    zkl__otab_t own;          /* own-node table until attached: then
+                                 the views' one, shared by the thread */
 
     zkl__views_t *views;      /* queue views shared with the clients of
                                  the same servers attached on this
                                  thread (queue.c); NULL until attached */
     zkl_client_t *poke_next;  /* views->poked */
+    zkl_client_t *vnext;      /* views->clients */
     int poked;                /* on it: kick at the end of this pass */
 
     zkl__att_t **heap;        /* attempt deadlines */
@@ -611,13 +620,16 @@ zkl__att_t *zkl__wtab_find(zkl_client_t *c, uint64_t h,
 
 /* Own-node table: the attempts of a chain recipe whose node is KNOWN,
  * by that node's path, so that a waiter whose predecessor is a node of
- * this client can wait on that attempt instead of on a server watch
- * (see watch_pred in attempt.c). An attempt is in it exactly while its
- * node is KNOWN (zkl__att_set_node). ZKL_ENOMEM leaves it out, which
- * only costs its successors a server watch. */
+ * this process can wait on that attempt instead of on a server watch
+ * (see watch_pred in attempt.c). One per thread and server list (in the
+ * views) once c is attached, c's own before. An attempt is in it
+ * exactly while its node is KNOWN (att_set_node). ZKL_ENOMEM leaves it
+ * out, which only costs its successors a server watch. */
 int zkl__otab_add(zkl_client_t *c, zkl__att_t *a);
 void zkl__otab_remove(zkl_client_t *c, zkl__att_t *a);
 zkl__att_t *zkl__otab_find(zkl_client_t *c, const char *path);
+/* Moves every entry of from into to (a client joining the views). */
+void zkl__otab_move(zkl__otab_t *from, zkl__otab_t *to);
 
 /* ---- queue.c: views of long queues, shared by a thread's clients ---- */
 /* c joins the views of this thread and its server list when it is
@@ -631,6 +643,11 @@ void zkl__views_count(zkl_client_t *c, int delta);
 void zkl__views_poke(zkl_client_t *c);
 /* Takes one client off the poked list of c's views, or NULL. */
 zkl_client_t *zkl__views_next_poked(zkl_client_t *c);
+/* The first client of c's views (c itself when it shares none); the
+ * rest follow through vnext. */
+zkl_client_t *zkl__views_clients(zkl_client_t *c);
+/* The own-node table c uses: its views', else its own. */
+zkl__otab_t *zkl__views_otab(zkl_client_t *c);
 /* The attempt (of any client sharing the view) whose node is the next
  * live one above the node at path, when the view knows it; else NULL. */
 zkl__att_t *zkl__queue_successor(zkl_client_t *c, const char *path);

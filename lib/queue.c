@@ -67,11 +67,13 @@ struct zkl__queue {
 /* The views of the clients made on one thread with one server list. */
 struct zkl__views {
     zkl__views_t *next;       /* this thread's, see `here` */
-    unsigned clients;         /* clients that joined */
+    unsigned nclients;        /* clients that joined */
     size_t natts;             /* their attempts, for "worth a view" */
     zkl__queue_t **qtab;      /* lock path hash -> view */
     size_t qtab_size, nqueues;
     zkl_client_t *poked;      /* clients given work by another's reply */
+    zkl_client_t *clients;    /* that joined, through vnext */
+    zkl__otab_t own;          /* their own-node table (waiters.c) */
     char hosts[];
 };
 
@@ -93,9 +95,15 @@ int zkl__views_join(zkl_client_t *c)
         v->next = here;
         here = v;
     }
-    v->clients++;
+    v->nclients++;
     v->natts += c->natts; /* acquires started before the attach */
+    c->vnext = v->clients;
+    v->clients = c;
     c->views = v;
+    /* No node is KNOWN before the first reply, which needs the loop; a
+     * table that has entries all the same is shared from now on. */
+    if (c->own.count > 0)
+        zkl__otab_move(&c->own, &v->own);
     return ZKL_OK;
 }
 
@@ -113,7 +121,13 @@ void zkl__views_part(zkl_client_t *c)
             *cp = c->poke_next;
             break;
         }
-    if (--v->clients > 0)
+    for (cp = &v->clients; *cp != NULL; cp = &(*cp)->vnext)
+        if (*cp == c) {
+            *cp = c->vnext;
+            break;
+        }
+    c->vnext = NULL;
+    if (--v->nclients > 0)
         return;
     /* Attempts leave before their client goes: nothing is left. */
     for (pp = &here; *pp != NULL; pp = &(*pp)->next)
@@ -122,7 +136,18 @@ void zkl__views_part(zkl_client_t *c)
             break;
         }
     zkl__free(v->qtab);
+    zkl__free(v->own.t);
     zkl__free(v);
+}
+
+zkl_client_t *zkl__views_clients(zkl_client_t *c)
+{
+    return c->views != NULL ? c->views->clients : c;
+}
+
+zkl__otab_t *zkl__views_otab(zkl_client_t *c)
+{
+    return c->views != NULL ? &c->views->own : &c->own;
 }
 
 void zkl__views_count(zkl_client_t *c, int delta)

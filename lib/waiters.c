@@ -1,8 +1,10 @@
 /* Waiter table: which attempts watch which path, and own-node table:
- * which attempt's node is at which path. Every watch the library
- * sets uses one watcher function with the client as context, so the
- * ZooKeeper client keeps one registration per path however many local
- * attempts watch it; this table fans the one notification out. Keyed by
+ * which attempt's node is at which path (the table itself is the
+ * client's until it is attached, then its views': see queue.c). Every
+ * watch the library sets uses one watcher function with the client as
+ * context, so the ZooKeeper client keeps one registration per path
+ * however many local attempts watch it; this table fans the one
+ * notification out. Keyed by
  * path hash only: a collision wakes an attempt that re-lists for nothing,
  * which the recipe tolerates by design (it re-checks on every wake-up). */
 #include <stdlib.h>
@@ -107,46 +109,57 @@ zkl__att_t *zkl__wtab_take(zkl_client_t *c, uint64_t h)
 }
 
 /* Both tables grow at two entries a bucket: a waiter costs less than 16
- * bytes of buckets, chains stay short. The own-node table keeps no hash: a node's path does not change while
- * the node is KNOWN, so it is hashed again on removal and growth. */
-static int otab_grow(zkl_client_t *c)
+ * bytes of buckets, chains stay short. The own-node table keeps no hash:
+ * a node's path does not change while the node is KNOWN, so it is hashed
+ * again on removal and growth. */
+static void otab_put(zkl__otab_t *o, zkl__att_t *a)
 {
-    size_t n = c->otab_size ? c->otab_size * 2 : 64, i;
-    zkl__att_t **t = zkl__calloc(n, sizeof *t);
+    zkl__att_t **b = &o->t[zkl__hash(a->path) & (o->size - 1)];
 
-    if (t == NULL)
+    a->onext = *b;
+    *b = a;
+    o->count++;
+}
+
+static int otab_grow(zkl__otab_t *o)
+{
+    size_t n = o->size ? o->size * 2 : 64;
+    zkl__otab_t g = {zkl__calloc(n, sizeof *g.t), n, 0};
+
+    if (g.t == NULL)
         return ZKL_ENOMEM;
-    for (i = 0; i < c->otab_size; i++) {
-        zkl__att_t *a = c->otab[i], *nx;
+    zkl__otab_move(o, &g);
+    zkl__free(o->t);
+    *o = g;
+    return ZKL_OK;
+}
+
+void zkl__otab_move(zkl__otab_t *from, zkl__otab_t *to)
+{
+    size_t i;
+
+    for (i = 0; i < from->size; i++) {
+        zkl__att_t *a = from->t[i], *nx;
 
         for (; a != NULL; a = nx) {
-            uint64_t h = zkl__hash(a->path);
-
             nx = a->onext;
-            a->onext = t[h & (n - 1)];
-            t[h & (n - 1)] = a;
+            otab_put(to, a);
         }
+        from->t[i] = NULL;
     }
-    zkl__free(c->otab);
-    c->otab = t;
-    c->otab_size = n;
-    return ZKL_OK;
+    from->count = 0;
 }
 
 int zkl__otab_add(zkl_client_t *c, zkl__att_t *a)
 {
-    zkl__att_t **b;
+    zkl__otab_t *o = zkl__views_otab(c);
 
     if (a->owned)
         return ZKL_OK;
-    if (c->otab_count >= 2 * c->otab_size && otab_grow(c) != ZKL_OK &&
-        c->otab_size == 0)
+    if (o->count >= 2 * o->size && otab_grow(o) != ZKL_OK && o->size == 0)
         return ZKL_ENOMEM;
-    b = &c->otab[zkl__hash(a->path) & (c->otab_size - 1)];
-    a->onext = *b;
-    *b = a;
+    otab_put(o, a);
     a->owned = 1;
-    c->otab_count++;
     return ZKL_OK;
 }
 
@@ -163,28 +176,29 @@ static int otab_unlink(zkl__att_t **pp, zkl__att_t *a)
 
 void zkl__otab_remove(zkl_client_t *c, zkl__att_t *a)
 {
+    zkl__otab_t *o = zkl__views_otab(c);
     size_t i;
 
     if (!a->owned)
         return;
     /* Its path cannot have changed while it was in; should a change slip
      * in, a search of every chain still keeps the table sound. */
-    if (!otab_unlink(&c->otab[zkl__hash(a->path) & (c->otab_size - 1)], a))
-        for (i = 0; i < c->otab_size && !otab_unlink(&c->otab[i], a); i++)
+    if (!otab_unlink(&o->t[zkl__hash(a->path) & (o->size - 1)], a))
+        for (i = 0; i < o->size && !otab_unlink(&o->t[i], a); i++)
             ;
     a->onext = NULL;
     a->owned = 0;
-    c->otab_count--;
+    o->count--;
 }
 
 zkl__att_t *zkl__otab_find(zkl_client_t *c, const char *path)
 {
+    zkl__otab_t *o = zkl__views_otab(c);
     zkl__att_t *a;
 
-    if (c->otab_size == 0)
+    if (o->size == 0)
         return NULL;
-    for (a = c->otab[zkl__hash(path) & (c->otab_size - 1)]; a != NULL;
-         a = a->onext)
+    for (a = o->t[zkl__hash(path) & (o->size - 1)]; a != NULL; a = a->onext)
         if (strcmp(a->path, path) == 0)
             return a;
     return NULL;
