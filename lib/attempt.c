@@ -36,6 +36,7 @@ static void pred_watch_done(int rc, const char *value, int len,
                             const struct Stat *st, const void *data);
 static void own_watch_done(int rc, const char *value, int len,
                            const struct Stat *st, const void *data);
+static void sync_done(int rc, const char *value, const void *data);
 static void delete_done(int rc, const void *data);
 static void parent_done(int rc, const char *value, const void *data);
 static void hand_on(zkl_client_t *c, const char *path, int lowest,
@@ -699,11 +700,22 @@ static void send_create(zkl__att_t *a, int with_parents)
  * second wake-up per release. */
 static void send_confirm(zkl__att_t *a)
 {
-    int rc = a->goal == ZKL__GOAL_HOLD
-                 ? zoo_awget(a->c->zh, a->path, zkl__watcher, a->c,
-                             own_watch_done, a)
-                 : zoo_aget(a->c->zh, a->path, 0, own_watch_done, a);
+    int rc;
 
+    /* Put at the head by what another client heard from another server
+     * (sync_first, zkl__views_mixed): our server first catches up with
+     * the leader, so the read behind the sync sees at least every
+     * change committed before it, a deletion of our node included. The
+     * server answers a session's requests in order: no round trip more
+     * to a leader, one to a follower's leader. */
+    if (a->goal == ZKL__GOAL_ACQUIRE && a->sync_first &&
+        zkl__views_mixed(a->c) &&
+        !sent(a, zoo_async(a->c->zh, "/", sync_done, a)))
+        return;
+    rc = a->goal == ZKL__GOAL_HOLD
+             ? zoo_awget(a->c->zh, a->path, zkl__watcher, a->c,
+                         own_watch_done, a)
+             : zoo_aget(a->c->zh, a->path, 0, own_watch_done, a);
     if (sent(a, rc))
         a->flags |= ZKL__F_CONFIRMING;
 }
@@ -841,7 +853,9 @@ static void descend(zkl__att_t *a)
         (r == 0 && !(a->flags & ZKL__F_SEQ_SAFE))) {
         send_list(a);
     } else if (r == 0) {
+        /* The view's "gone" may come from any client of the thread. */
         a->flags |= ZKL__F_AT_HEAD;
+        a->sync_first = 1;
         send_confirm(a);
     } else {
         a->pred_seq = seq;
@@ -1122,6 +1136,7 @@ static void grant(zkl__att_t *a)
 
 void zkl__att_grant(zkl__att_t *a)
 {
+    a->sync_first = 0;
     /* Nothing below our node is alive now, and we need no view. */
     if (att_recipe(a)->chain)
         zkl__queue_trim(a->c, a, zkl__seq_of(att_name(a)));
@@ -1290,6 +1305,9 @@ static void list_answered(zkl__att_t *a, int rc,
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
         if (sv != NULL) {
+            /* One server's view, consistent in itself: what decide()
+             * finds needs no sync. */
+            a->sync_first = 0;
             a->flags &= (uint16_t)~ZKL__F_SEQ_SAFE;
             if (seq_safe(st))
                 a->flags |= ZKL__F_SEQ_SAFE;
@@ -1497,6 +1515,25 @@ static void own_watch_done(int rc, const char *value, int len,
     after_reply(a, next);
 }
 
+/* The sync ahead of a read (send_confirm). The read behind it answers
+ * next and decides; a sync the server did not do makes that read prove
+ * nothing, so the waiter lists instead (its own server's view, which
+ * is consistent with itself). */
+static void sync_done(int rc, const char *value, const void *data)
+{
+    zkl__att_t *a = answered(data, rc);
+
+    (void)value;
+    if (a->c->closing)
+        return;
+    if (rc != ZOK && a->goal == ZKL__GOAL_ACQUIRE) {
+        a->flags &= (uint16_t)~ZKL__F_AT_HEAD;
+        after_reply(a, ZKL__NEXT_LIST);
+        return;
+    }
+    after_reply(a, ZKL__NEXT_NOTHING);
+}
+
 static void delete_done(int rc, const void *data)
 {
     zkl__att_t *a = answered(data, rc);
@@ -1588,6 +1625,7 @@ static void hand_across(zkl_client_t *c, const char *path)
     zkl__wtab_remove(w->c, w);
     w->pred_seq = UINT32_MAX;
     w->flags |= ZKL__F_AT_HEAD;
+    w->sync_first = 1;
     att_schedule(w, ZKL__NEXT_CONFIRM);
     zkl__views_poke(w->c);
 }
@@ -1614,6 +1652,7 @@ static int hand_list(zkl_client_t *c, zkl__att_t *list, const char *path,
                 handed = 1;
                 a->pred_seq = UINT32_MAX;
                 a->flags |= ZKL__F_AT_HEAD;
+                a->sync_first |= a->c != c;
                 if (!(a->flags & ZKL__F_CONFIRMING))
                     att_schedule(a, ZKL__NEXT_CONFIRM);
             } else if (last_blocker(a) && waits_on(a, path) &&
@@ -1621,6 +1660,7 @@ static int hand_list(zkl_client_t *c, zkl__att_t *list, const char *path,
                         (a->flags & ZKL__F_CONFIRMING))) {
                 a->pred_seq = UINT32_MAX;
                 a->flags |= ZKL__F_AT_HEAD;
+                a->sync_first |= a->c != c;
                 if (!(a->flags & ZKL__F_CONFIRMING))
                     att_schedule(a, ZKL__NEXT_CONFIRM);
             } else if (att_recipe(a)->chain && waits_on(a, path)) {

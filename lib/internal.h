@@ -232,10 +232,13 @@ struct zkl__att {
     uint8_t kind;             /* zkl_lock_kind_t: its recipe */
     /* One byte, so that a waiter's attempt stays in its malloc size
      * class (path[] follows). */
-    uint8_t parent_rounds : 6;/* ZNONODE retries, at most 21 */
+    uint8_t parent_rounds : 5;/* ZNONODE retries, at most 21 */
     uint8_t owned : 1;        /* in the own-node table */
     uint8_t peer_waited : 1;  /* a waiter of another client of this
                                  thread may wait on it, not on a watch */
+    uint8_t sync_first : 1;   /* at the head by what another client
+                                 learnt: its own-node read must not be
+                                 older than that (send_confirm) */
     char path[];              /* "<dir>/_c_<uuid><tag><seq>" */
 };
 
@@ -648,6 +651,11 @@ zkl_client_t *zkl__views_next_poked(zkl_client_t *c);
 zkl_client_t *zkl__views_clients(zkl_client_t *c);
 /* The own-node table c uses: its views', else its own. */
 zkl__otab_t *zkl__views_otab(zkl_client_t *c);
+/* c is connected: the views note to which server. Once two servers were
+ * seen, what one client of the views learnt may be newer than what
+ * another's server has applied: zkl__views_mixed() stays 1. */
+void zkl__views_saw_server(zkl_client_t *c);
+int zkl__views_mixed(const zkl_client_t *c);
 /* The attempt (of any client sharing the view) whose node is the next
  * live one above the node at path, when the view knows it; else NULL. */
 zkl__att_t *zkl__queue_successor(zkl_client_t *c, const char *path);
