@@ -702,14 +702,17 @@ static void send_confirm(zkl__att_t *a)
 {
     int rc;
 
-    /* Put at the head by what another client heard from another server
-     * (sync_first, zkl__views_mixed): our server first catches up with
-     * the leader, so the read behind the sync sees at least every
-     * change committed before it, a deletion of our node included. The
-     * server answers a session's requests in order: no round trip more
-     * to a leader, one to a follower's leader. */
+    /* Put at the head by what another client heard (sync_first), maybe
+     * from another server: each server applies the committed changes in
+     * order but at its own pace, and ours may not have applied that
+     * one yet, nor a deletion of our node before it, so a read alone
+     * could say "there" for a node that is gone. A sync first makes our
+     * server catch up with the leader; the read behind it sees every
+     * change committed before. Sent always: an address does not tell
+     * which server answers (a load balancer, a proxy), and on one server
+     * it costs ~25 bytes and no round trip (the server answers a
+     * session's requests in order). */
     if (a->goal == ZKL__GOAL_ACQUIRE && a->sync_first &&
-        zkl__views_mixed(a->c) &&
         !sent(a, zoo_async(a->c->zh, "/", sync_done, a)))
         return;
     rc = a->goal == ZKL__GOAL_HOLD

@@ -651,11 +651,6 @@ zkl_client_t *zkl__views_next_poked(zkl_client_t *c);
 zkl_client_t *zkl__views_clients(zkl_client_t *c);
 /* The own-node table c uses: its views', else its own. */
 zkl__otab_t *zkl__views_otab(zkl_client_t *c);
-/* c is connected: the views note to which server. Once two servers were
- * seen, what one client of the views learnt may be newer than what
- * another's server has applied: zkl__views_mixed() stays 1. */
-void zkl__views_saw_server(zkl_client_t *c);
-int zkl__views_mixed(const zkl_client_t *c);
 /* The attempt (of any client sharing the view) whose node is the next
  * live one above the node at path, when the view knows it; else NULL. */
 zkl__att_t *zkl__queue_successor(zkl_client_t *c, const char *path);

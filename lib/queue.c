@@ -1,9 +1,8 @@
 /* Views of long lock queues that several attempts of one thread wait in,
  * so that a woken waiter can often settle its place without listing
  * every child again. Owns the views (zkl__views_t, one per thread and
- * server list), the queue views in them, the buckets of their shared
- * own-node table (waiters.c fills it) and what they know of the servers
- * their clients reached.
+ * server list), the queue views in them, and the buckets of their
+ * shared own-node table (waiters.c fills it).
  *
  * Why this is sound: sequence numbers only grow, so once a listing holds
  * a waiter's node, every node that will ever sit below that waiter is in
@@ -37,10 +36,8 @@
  * cheap as the bookkeeping, and a lone waiter's view could only ever say
  * "list". A view lives while attempts use it (ZKL__F_QUEUED, counted in
  * refs). */
-#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "internal.h"
 
@@ -78,9 +75,6 @@ struct zkl__views {
     zkl_client_t *poked;      /* clients given work by another's reply */
     zkl_client_t *clients;    /* that joined, through vnext */
     zkl__otab_t own;          /* their own-node table (waiters.c) */
-    struct sockaddr_storage srv; /* the server the first connection
-                                    reached */
-    int srv_known, mixed;     /* see zkl__views_saw_server */
     char hosts[];
 };
 
@@ -155,60 +149,6 @@ zkl_client_t *zkl__views_clients(zkl_client_t *c)
 zkl__otab_t *zkl__views_otab(zkl_client_t *c)
 {
     return c->views != NULL ? &c->views->own : &c->own;
-}
-
-static int same_server(const struct sockaddr_storage *x,
-                       const struct sockaddr_storage *y)
-{
-    if (x->ss_family != y->ss_family)
-        return 0;
-    if (x->ss_family == AF_INET) {
-        const struct sockaddr_in *a = (const void *)x, *b = (const void *)y;
-
-        return a->sin_port == b->sin_port &&
-               a->sin_addr.s_addr == b->sin_addr.s_addr;
-    }
-    if (x->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *a = (const void *)x, *b = (const void *)y;
-
-        return a->sin6_port == b->sin6_port &&
-               memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
-    }
-    return 0;
-}
-
-/* Why it matters: each server applies the committed changes in order,
- * but each at its own pace. A waiter of one client may be put at the
- * head by what another client heard from its server (a delete answered,
- * a node seen gone); its own server may not have applied that yet, nor
- * every change before it, such as someone deleting the waiter's own
- * node, so its own-node read could say "there" when it is not. With one
- * server there is no such lag. Sticky: a fact learnt from the first
- * server may outlive the client that learnt it. */
-void zkl__views_saw_server(zkl_client_t *c)
-{
-    zkl__views_t *v = c->views;
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof ss;
-
-    if (v == NULL || v->mixed)
-        return;
-    memset(&ss, 0, sizeof ss);
-    if (c->zh == NULL ||
-        zookeeper_get_connected_host(c->zh, (struct sockaddr *)&ss, &len) ==
-            NULL) {
-        v->mixed = 1; /* not known: assume the worst */
-    } else if (!v->srv_known) {
-        v->srv = ss;
-        v->srv_known = 1;
-    } else if (!same_server(&v->srv, &ss)) {
-        v->mixed = 1;
-    }
-}
-
-int zkl__views_mixed(const zkl_client_t *c)
-{
-    return c->views != NULL && c->views->mixed;
 }
 
 void zkl__views_count(zkl_client_t *c, int delta)

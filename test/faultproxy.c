@@ -451,6 +451,11 @@ static void unstall_fire(evutil_socket_t fd, short what, void *arg)
     fp_stall(arg, 0);
 }
 
+void fp_retarget(fp_t *fp, uint16_t target)
+{
+    fp->target = target;
+}
+
 fp_t *fp_new(struct event_base *base, uint16_t target)
 {
     fp_t *fp = calloc(1, sizeof *fp);

@@ -53,6 +53,10 @@ fp_t *fp_new(struct event_base *base, uint16_t target);
 void fp_free(fp_t *fp);
 /* "127.0.0.1:PORT" of the proxy. */
 const char *fp_hosts(fp_t *fp);
+/* New connections go to 127.0.0.1:target from now on (open ones stay
+ * where they are): one address in front of several servers, as a load
+ * balancer would be. */
+void fp_retarget(fp_t *fp, uint16_t target);
 
 /* Stop moving bytes either way (on) or resume (off). Connections stay
  * open; new ones are accepted and stalled too. Past the session timeout
