@@ -708,11 +708,11 @@ static void send_confirm(zkl__att_t *a)
      * one yet, nor a deletion of our node before it, so a read alone
      * could say "there" for a node that is gone. A sync first makes our
      * server catch up with the leader; the read behind it sees every
-     * change committed before. Sent always: an address does not tell
-     * which server answers (a load balancer, a proxy), and on one server
-     * it costs ~25 bytes and no round trip (the server answers a
-     * session's requests in order). */
+     * change committed before (the server answers a session's requests
+     * in order). Not needed when the servers are one server
+     * (zkl__views_solo), where it would wait for the next group commit. */
     if (a->goal == ZKL__GOAL_ACQUIRE && a->sync_first &&
+        !zkl__views_solo(a->c) &&
         !sent(a, zoo_async(a->c->zh, "/", sync_done, a)))
         return;
     rc = a->goal == ZKL__GOAL_HOLD

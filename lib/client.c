@@ -352,6 +352,7 @@ static void on_session_event(zkl_client_t *c, int state)
         c->session_id = id != NULL ? id->client_id : 0;
         queue_conn_event(c, reconnect ? ZKL_CONN_RECONNECTED
                                       : ZKL_CONN_CONNECTED);
+        zkl__views_connected(c);
         zkl__on_connected(c, reconnect);
     } else if (state == ZOO_EXPIRED_SESSION_STATE) {
         c->connected = 0;

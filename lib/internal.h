@@ -555,6 +555,7 @@ struct zkl_client {
                                  thread (queue.c); NULL until attached */
     zkl_client_t *poke_next;  /* views->poked */
     zkl_client_t *vnext;      /* views->clients */
+    unsigned cfg_gen;         /* its latest look at the configuration */
     int poked;                /* on it: kick at the end of this pass */
 
     zkl__att_t **heap;        /* attempt deadlines */
@@ -651,6 +652,11 @@ zkl_client_t *zkl__views_next_poked(zkl_client_t *c);
 zkl_client_t *zkl__views_clients(zkl_client_t *c);
 /* The own-node table c uses: its views', else its own. */
 zkl__otab_t *zkl__views_otab(zkl_client_t *c);
+/* c's session is (re)connected: its views read the ensemble's
+ * configuration again. zkl__views_solo(): 1 once the latest read says
+ * the servers are one server (no server can lag behind another). */
+void zkl__views_connected(zkl_client_t *c);
+int zkl__views_solo(const zkl_client_t *c);
 /* The attempt (of any client sharing the view) whose node is the next
  * live one above the node at path, when the view knows it; else NULL. */
 zkl__att_t *zkl__queue_successor(zkl_client_t *c, const char *path);

@@ -1,8 +1,9 @@
 /* Views of long lock queues that several attempts of one thread wait in,
  * so that a woken waiter can often settle its place without listing
  * every child again. Owns the views (zkl__views_t, one per thread and
- * server list), the queue views in them, and the buckets of their
- * shared own-node table (waiters.c fills it).
+ * server list), the queue views in them, the buckets of their shared
+ * own-node table (waiters.c fills it), and whether their servers are
+ * one server.
  *
  * Why this is sound: sequence numbers only grow, so once a listing holds
  * a waiter's node, every node that will ever sit below that waiter is in
@@ -75,6 +76,8 @@ struct zkl__views {
     zkl_client_t *poked;      /* clients given work by another's reply */
     zkl_client_t *clients;    /* that joined, through vnext */
     zkl__otab_t own;          /* their own-node table (waiters.c) */
+    unsigned cfg_gen;         /* connections seen: see zkl__views_solo */
+    int solo;                 /* the servers are one server */
     char hosts[];
 };
 
@@ -149,6 +152,65 @@ zkl_client_t *zkl__views_clients(zkl_client_t *c)
 zkl__otab_t *zkl__views_otab(zkl_client_t *c)
 {
     return c->views != NULL ? &c->views->own : &c->own;
+}
+
+/* Lines "server.N=..." in the ensemble's configuration: every voting
+ * member and observer. A standalone server keeps it empty. */
+static int count_servers(const char *v, int len)
+{
+    int i, n = 0;
+
+    for (i = 0; v != NULL && i + 7 <= len; i++)
+        if ((i == 0 || v[i - 1] == '\n') && memcmp(v + i, "server.", 7) == 0)
+            n++;
+    return n;
+}
+
+static void config_done(int rc, const char *value, int len,
+                        const struct Stat *st, const void *data)
+{
+    zkl_client_t *c = (zkl_client_t *)(uintptr_t)data;
+    zkl__views_t *v = c->views;
+
+    (void)st;
+    zkl__req_done(c);
+    /* Only the answer to the latest look counts: a look sent before
+     * another client's connection may predate a reconfiguration. */
+    if (!c->closing && v != NULL && c->cfg_gen == v->cfg_gen && rc == ZOK &&
+        count_servers(value, len) <= 1)
+        v->solo = 1;
+}
+
+/* Why it matters: each server of an ensemble applies the committed
+ * changes in order, but at its own pace, so what one client heard from
+ * its server may be news to another client's server; a waiter put at
+ * the head by another client's news syncs first (send_confirm in
+ * attempt.c). With one server there is no lag and no sync is needed.
+ * An address cannot tell (a load balancer may front several servers),
+ * so the ensemble's own configuration is read after every connection;
+ * until its answer comes, and when it cannot be read (an older server,
+ * an ACL), the servers are taken for several. */
+void zkl__views_connected(zkl_client_t *c)
+{
+    zkl__views_t *v = c->views;
+    int rc;
+
+    if (v == NULL)
+        return;
+    v->solo = 0;
+    c->cfg_gen = ++v->cfg_gen;
+    rc = zoo_agetconfig(c->zh, 0, config_done, c); /* no chroot */
+    /* ZMARSHALLINGERROR: the ZooKeeper client queued the completion
+     * before it failed, and calls it later. */
+    if (rc == ZOK || rc == ZMARSHALLINGERROR) {
+        c->stats.requests++;
+        zkl__req_sent(c);
+    }
+}
+
+int zkl__views_solo(const zkl_client_t *c)
+{
+    return c->views != NULL && c->views->solo;
 }
 
 void zkl__views_count(zkl_client_t *c, int delta)

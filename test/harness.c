@@ -179,6 +179,14 @@ int t_has_event(const t_conn_t *conn, int ev)
     return 0;
 }
 
+static uint64_t t_outstanding(zkl_client_t *c)
+{
+    zkl_stats_t st;
+
+    ASSERT_RC(zkl_client_stats(c, &st, sizeof st), ZKL_OK);
+    return st.outstanding;
+}
+
 zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn)
 {
     static t_conn_t spare[64];
@@ -190,6 +198,12 @@ zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn)
     c = t_client_start(hosts, session_ms, conn);
     if (!t_run_until(&conn->connected, 10000))
         FAILF("client for %s did not connect within 10 s", hosts);
+    /* The look at the ensemble's configuration that every connection
+     * starts is answered: a fault a test aims at "the next read" then
+     * meets the test's own. */
+    if (!WAIT_FOR(t_outstanding(c) == 0, 10000))
+        FAILF("client for %s: its first read not answered within 10 s",
+              hosts);
     return c;
 }
 
