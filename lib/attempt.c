@@ -103,32 +103,54 @@ static int waits_here(const zkl__att_t *w, const void *path)
     return w->goal == ZKL__GOAL_ACQUIRE && waits_on(w, path);
 }
 
-/* Takes out of the waiter tables of this thread's other clients every
- * waiter that waits on a's node, as a list through wnext. Only an
- * attempt that such a waiter chose to wait on instead of a server watch
- * (peer_waited, see watch_pred) can have one that hears of its node
- * from nobody else; a waiter with a watch that is taken out too finds
- * nobody filed when its notification comes. */
+/* Takes out of cc's waiter table every waiter that waits on a's node,
+ * onto list (through wnext). */
+static zkl__att_t *take_waiters(zkl_client_t *cc, const zkl__att_t *a,
+                                zkl__att_t *list)
+{
+    uint64_t h = zkl__hash(a->path);
+    zkl__att_t *w;
+
+    while ((w = zkl__wtab_find(cc, h, waits_here, a->path)) != NULL) {
+        zkl__wtab_remove(cc, w);
+        w->wnext = list;
+        list = w;
+    }
+    return list;
+}
+
+/* The same from the waiter tables of this thread's other clients. Only
+ * an attempt that such a waiter chose to wait on instead of a server
+ * watch (peer_waited, see watch_pred) can have one that hears of its
+ * node from nobody else; a waiter with a watch that is taken out too
+ * finds nobody filed when its notification comes. */
 static zkl__att_t *take_peers(zkl__att_t *a)
 {
-    zkl__att_t *list = NULL, *w;
+    zkl__att_t *list = NULL;
     zkl_client_t *cc;
-    uint64_t h;
 
     if (!a->peer_waited)
         return NULL;
     a->peer_waited = 0;
-    h = zkl__hash(a->path);
-    for (cc = zkl__views_clients(a->c); cc != NULL; cc = cc->vnext) {
-        if (cc == a->c || cc->closing)
-            continue;
-        while ((w = zkl__wtab_find(cc, h, waits_here, a->path)) != NULL) {
-            zkl__wtab_remove(cc, w);
-            w->wnext = list;
-            list = w;
-        }
-    }
+    for (cc = zkl__views_clients(a->c); cc != NULL; cc = cc->vnext)
+        if (cc != a->c && !cc->closing)
+            list = take_waiters(cc, a, list);
     return list;
+}
+
+/* The waiters in list list again; those of clients other than c are
+ * kicked once this pass ends. */
+static void list_again(zkl_client_t *c, zkl__att_t *list)
+{
+    zkl__att_t *w, *nx;
+
+    for (w = list; w != NULL; w = nx) {
+        nx = w->wnext;
+        w->wnext = NULL;
+        att_schedule(w, ZKL__NEXT_LIST);
+        if (w->c != c)
+            zkl__views_poke(w->c);
+    }
 }
 
 /* a's node may be gone, or may stop being heard of (its session is
@@ -136,14 +158,7 @@ static zkl__att_t *take_peers(zkl__att_t *a)
  * wait on it list again. */
 static void peers_list(zkl__att_t *a)
 {
-    zkl__att_t *w, *nx;
-
-    for (w = take_peers(a); w != NULL; w = nx) {
-        nx = w->wnext;
-        w->wnext = NULL;
-        att_schedule(w, ZKL__NEXT_LIST);
-        zkl__views_poke(w->c);
-    }
+    list_again(a->c, take_peers(a));
 }
 
 /* Every change of a->node goes through here. The own-node table holds a
@@ -157,16 +172,11 @@ static void peers_list(zkl__att_t *a)
 static void att_set_node(zkl__att_t *a, int node)
 {
     zkl_client_t *c = a->c;
-    zkl__att_t *w;
 
     if (a->owned && node != ZKL__NODE_KNOWN) {
         zkl__otab_remove(c, a);
-        while (!c->closing &&
-               (w = zkl__wtab_find(c, zkl__hash(a->path), waits_here,
-                                   a->path)) != NULL) {
-            zkl__wtab_remove(c, w);
-            att_schedule(w, ZKL__NEXT_LIST);
-        }
+        if (!c->closing)
+            list_again(c, take_waiters(c, a, NULL));
         peers_list(a);
     }
     a->node = (uint8_t)node;
@@ -784,8 +794,7 @@ static int same_watch(const zkl__att_t *w, const void *arg)
  * is connected and not going away. */
 static int peer_heard(zkl_client_t *pc)
 {
-    return zkl__is_connected(pc) && !pc->closing && !pc->freeing &&
-           !pc->dead;
+    return zkl__is_connected(pc) && zkl__client_usable(pc) == ZKL_OK;
 }
 
 /* Sends the watch on the predecessor, while its name is still at hand.

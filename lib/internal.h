@@ -632,8 +632,6 @@ zkl__att_t *zkl__wtab_find(zkl_client_t *c, uint64_t h,
 int zkl__otab_add(zkl_client_t *c, zkl__att_t *a);
 void zkl__otab_remove(zkl_client_t *c, zkl__att_t *a);
 zkl__att_t *zkl__otab_find(zkl_client_t *c, const char *path);
-/* Moves every entry of from into to (a client joining the views). */
-void zkl__otab_move(zkl__otab_t *from, zkl__otab_t *to);
 
 /* ---- queue.c: views of long queues, shared by a thread's clients ---- */
 /* c joins the views of this thread and its server list when it is

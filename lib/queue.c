@@ -69,12 +69,12 @@ struct zkl__queue {
 /* The views of the clients made on one thread with one server list. */
 struct zkl__views {
     zkl__views_t *next;       /* this thread's, see `here` */
-    unsigned nclients;        /* clients that joined */
     size_t natts;             /* their attempts, for "worth a view" */
     zkl__queue_t **qtab;      /* lock path hash -> view */
     size_t qtab_size, nqueues;
     zkl_client_t *poked;      /* clients given work by another's reply */
-    zkl_client_t *clients;    /* that joined, through vnext */
+    zkl_client_t *clients;    /* that joined, through vnext: freed
+                                 when the last one parts */
     zkl__otab_t own;          /* their own-node table (waiters.c) */
     unsigned cfg_gen;         /* connections seen: see zkl__views_solo */
     int solo;                 /* the servers are one server */
@@ -87,6 +87,11 @@ int zkl__views_join(zkl_client_t *c)
 {
     zkl__views_t *v;
 
+    /* No node is KNOWN before the first reply, which needs the loop: an
+     * own-node table with entries here would be a client that ran
+     * without one; it keeps its table and shares nothing. */
+    if (c->own.count > 0)
+        return ZKL_ENOMEM;
     for (v = here; v != NULL; v = v->next)
         if (strcmp(v->hosts, c->hosts) == 0)
             break;
@@ -99,15 +104,10 @@ int zkl__views_join(zkl_client_t *c)
         v->next = here;
         here = v;
     }
-    v->nclients++;
     v->natts += c->natts; /* acquires started before the attach */
     c->vnext = v->clients;
     v->clients = c;
     c->views = v;
-    /* No node is KNOWN before the first reply, which needs the loop; a
-     * table that has entries all the same is shared from now on. */
-    if (c->own.count > 0)
-        zkl__otab_move(&c->own, &v->own);
     return ZKL_OK;
 }
 
@@ -131,7 +131,7 @@ void zkl__views_part(zkl_client_t *c)
             break;
         }
     c->vnext = NULL;
-    if (--v->nclients > 0)
+    if (v->clients != NULL)
         return;
     /* Attempts leave before their client goes: nothing is left. */
     for (pp = &here; *pp != NULL; pp = &(*pp)->next)

@@ -123,31 +123,22 @@ static void otab_put(zkl__otab_t *o, zkl__att_t *a)
 
 static int otab_grow(zkl__otab_t *o)
 {
-    size_t n = o->size ? o->size * 2 : 64;
+    size_t n = o->size ? o->size * 2 : 64, i;
     zkl__otab_t g = {zkl__calloc(n, sizeof *g.t), n, 0};
 
     if (g.t == NULL)
         return ZKL_ENOMEM;
-    zkl__otab_move(o, &g);
-    zkl__free(o->t);
-    *o = g;
-    return ZKL_OK;
-}
-
-void zkl__otab_move(zkl__otab_t *from, zkl__otab_t *to)
-{
-    size_t i;
-
-    for (i = 0; i < from->size; i++) {
-        zkl__att_t *a = from->t[i], *nx;
+    for (i = 0; i < o->size; i++) {
+        zkl__att_t *a = o->t[i], *nx;
 
         for (; a != NULL; a = nx) {
             nx = a->onext;
-            otab_put(to, a);
+            otab_put(&g, a);
         }
-        from->t[i] = NULL;
     }
-    from->count = 0;
+    zkl__free(o->t);
+    *o = g;
+    return ZKL_OK;
 }
 
 int zkl__otab_add(zkl_client_t *c, zkl__att_t *a)
