@@ -37,6 +37,9 @@ struct event_base;
 extern struct event_base *bench_base;
 struct zkl_client;
 struct zkl_client *bench_client(const char *hosts, int session_ms);
+/* Runs bench_base until each of the n clients has nothing pending (so
+ * no node outlives the run), then frees it. */
+void bench_free_clients(struct zkl_client **c, long n);
 struct zkl_stats;
 void bench_sum_stats(struct zkl_client **c, long n, struct zkl_stats *out);
 char *bench_path(const char *what, long i);

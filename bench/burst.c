@@ -231,11 +231,7 @@ int bench_burst(const struct opts *o)
         zkl_lock_free(w[i]);
     for (i = 0; i < nheld; i++)
         zkl_lock_free(h[i]);
-    for (i = 0; i < ns; i++) {
-        while (zkl_client_pending(c[i]) > 0)
-            event_base_loop(bench_base, EVLOOP_ONCE);
-        zkl_client_free(c[i]);
-    }
+    bench_free_clients(c, ns);
     event_free(hb);
     event_base_free(bench_base);
     free(w);

@@ -115,9 +115,7 @@ int bench_semaphore(const struct opts *o)
         zkl_lock_free(w[i]);
     for (i = 0; i < leases; i++)
         zkl_lock_free(h[i]);
-    while (zkl_client_pending(c) > 0)
-        event_base_loop(bench_base, EVLOOP_ONCE);
-    zkl_client_free(c);
+    bench_free_clients(&c, 1);
     free(h);
     free(w);
     event_base_free(bench_base);
@@ -211,9 +209,7 @@ int bench_readmostly(const struct opts *o)
     for (i = 0; i < n; i++)
         zkl_lock_free(r[i]);
     zkl_lock_free(wr);
-    while (zkl_client_pending(c) > 0)
-        event_base_loop(bench_base, EVLOOP_ONCE);
-    zkl_client_free(c);
+    bench_free_clients(&c, 1);
     free(r);
     event_base_free(bench_base);
     return f_failures != 0;

@@ -93,11 +93,7 @@ static void child(const char *hosts, const char *what, long n, long ns,
     }
     for (i = 0; i < n; i++)
         zkl_lock_free(h[i]);
-    for (i = 0; i < ns; i++) {
-        while (zkl_client_pending(c[i]) > 0)
-            event_base_loop(bench_base, EVLOOP_ONCE);
-        zkl_client_free(c[i]);
-    }
+    bench_free_clients(c, ns);
     _exit(0);
 }
 

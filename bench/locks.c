@@ -92,6 +92,17 @@ int bench_run_until(long *counter, long target, double limit_s)
     return *counter >= target;
 }
 
+void bench_free_clients(zkl_client_t **c, long n)
+{
+    long i;
+
+    for (i = 0; i < n; i++) {
+        while (zkl_client_pending(c[i]) > 0)
+            event_base_loop(bench_base, EVLOOP_ONCE);
+        zkl_client_free(c[i]);
+    }
+}
+
 char *bench_path(const char *what, long i)
 {
     static char buf[128];
@@ -299,11 +310,7 @@ void bench_tp_run(const struct opts *o, long nlocks, long k,
     /* Let what is in flight finish, so no node outlives the run. */
     for (i = 0; i < t_nlocks; i++)
         zkl_lock_free(t_cycles[i].lk);
-    for (i = 0; i < ns; i++) {
-        while (zkl_client_pending(c[i]) > 0)
-            event_base_loop(bench_base, EVLOOP_ONCE);
-        zkl_client_free(c[i]);
-    }
+    bench_free_clients(c, ns);
     event_free(stop);
     event_base_free(bench_base);
     free(c);
@@ -429,11 +436,7 @@ int bench_handoff(const struct opts *o)
     for (i = 0; i < n; i++)
         zkl_lock_free(w[i].lk);
     zkl_lock_free(holder.lk);
-    for (i = 0; i < ns; i++) {
-        while (zkl_client_pending(wc[i]) > 0)
-            event_base_loop(bench_base, EVLOOP_ONCE);
-        zkl_client_free(wc[i]);
-    }
+    bench_free_clients(wc, ns);
     zkl_client_free(hc);
     free(wc);
     free(w);

@@ -188,9 +188,7 @@ int bench_handoff_fleet(const struct opts *o)
     json_int("failures", t.failures + t.failed);
     json_end();
     zkl_lock_free(holder);
-    while (zkl_client_pending(hc) > 0)
-        event_base_loop(bench_base, EVLOOP_ONCE);
-    zkl_client_free(hc);
+    bench_free_clients(&hc, 1);
     event_free(pe);
     bad = fleet_end(&f);
     event_base_free(bench_base);

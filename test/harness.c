@@ -179,12 +179,12 @@ int t_has_event(const t_conn_t *conn, int ev)
     return 0;
 }
 
-static uint64_t t_outstanding(zkl_client_t *c)
+zkl_stats_t t_stats(zkl_client_t *c)
 {
     zkl_stats_t st;
 
     ASSERT_RC(zkl_client_stats(c, &st, sizeof st), ZKL_OK);
-    return st.outstanding;
+    return st;
 }
 
 zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn)
@@ -201,7 +201,7 @@ zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn)
     /* The look at the ensemble's configuration that every connection
      * starts is answered: a fault a test aims at "the next read" then
      * meets the test's own. */
-    if (!WAIT_FOR(t_outstanding(c) == 0, 10000))
+    if (!WAIT_FOR(t_stats(c).outstanding == 0, 10000))
         FAILF("client for %s: its first read not answered within 10 s",
               hosts);
     return c;

@@ -39,6 +39,8 @@ typedef struct t_conn {
 int t_has_event(const t_conn_t *conn, int ev);
 /* A connected client on t_base (fails the test if it cannot connect). */
 zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn);
+/* c's counters (zkl_client_stats), failing the test if it cannot. */
+zkl_stats_t t_stats(zkl_client_t *c);
 /* The same, without waiting: conn->connected says when. */
 zkl_client_t *t_client_start(const char *hosts, int session_ms,
                              t_conn_t *conn);

@@ -6,14 +6,6 @@
 #include "faultproxy.h"
 #include "harness.h"
 
-static long listings(zkl_client_t *c)
-{
-    zkl_stats_t s;
-
-    ASSERT_RC(zkl_client_stats(c, &s, sizeof s), ZKL_OK);
-    return (long)s.listings;
-}
-
 /* Nothing left on the server; then the three handles and clients go. */
 static void three_done(const char *p, t_lock_t *h, t_lock_t *b, t_lock_t *c,
                        zkl_client_t *hc, zkl_client_t *bc, zkl_client_t *cc)
@@ -44,13 +36,13 @@ TEST(cross_session_predecessor_gives_up)
     ASSERT_EQ(t_zk_wait_count(p, 3, 5000), 3);
     ASSERT(WAIT_FOR(zkl_lock_state(c.lk) == ZKL_STATE_QUEUED, 5000));
     t_run_for(100);
-    l0 = listings(cc);
+    l0 = (long)t_stats(cc).listings;
     ASSERT_RC(zkl_lock_cancel(b.lk), ZKL_OK);
     ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
-    ASSERT(WAIT_FOR(listings(cc) == l0 + 1, 5000));
+    ASSERT(WAIT_FOR((long)t_stats(cc).listings == l0 + 1, 5000));
     t_run_for(300);
     ASSERT_EQ(c.acquired, 0);
-    ASSERT_EQ(listings(cc), l0 + 1);
+    ASSERT_EQ((long)t_stats(cc).listings, l0 + 1);
     ASSERT(zkl_lock_is_held(h.lk));
     ASSERT_RC(zkl_lock_release(h.lk), ZKL_OK);
     ASSERT(t_run_until(&c.acquired, 5000));

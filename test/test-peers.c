@@ -8,22 +8,6 @@
 #include "faultproxy.h"
 #include "harness.h"
 
-static long listings(zkl_client_t *c)
-{
-    zkl_stats_t s;
-
-    ASSERT_RC(zkl_client_stats(c, &s, sizeof s), ZKL_OK);
-    return (long)s.listings;
-}
-
-static uint64_t requests(zkl_client_t *c)
-{
-    zkl_stats_t s;
-
-    ASSERT_RC(zkl_client_stats(c, &s, sizeof s), ZKL_OK);
-    return s.requests;
-}
-
 /* H holds on hc; then A queues on ac, then B on bc right behind A; the
  * requests B sent to queue. */
 static uint64_t queue_three(t_lock_t *h, zkl_client_t *hc, t_lock_t *a,
@@ -40,12 +24,12 @@ static uint64_t queue_three(t_lock_t *h, zkl_client_t *hc, t_lock_t *a,
     ASSERT_RC(zkl_lock_acquire(a->lk, -1), ZKL_OK);
     ASSERT(WAIT_FOR(zkl_lock_state(a->lk) == ZKL_STATE_QUEUED, 5000));
     t_run_for(100); /* A's wait settled, its node known to its client */
-    r0 = requests(bc);
+    r0 = t_stats(bc).requests;
     ASSERT_RC(zkl_lock_acquire(b->lk, -1), ZKL_OK);
     ASSERT(WAIT_FOR(zkl_lock_state(b->lk) == ZKL_STATE_QUEUED, 5000));
     t_run_for(100);
     ASSERT_EQ(t_zk_count(p), 3);
-    return requests(bc) - r0;
+    return t_stats(bc).requests - r0;
 }
 
 static void free_all(const char *p, t_lock_t *const *l, int nl,
@@ -70,7 +54,6 @@ TEST(peer_waiter_sends_no_watch)
                  *bc = t_client(t_hosts(), 4000, NULL);
     const char *p = t_path(NULL);
     t_lock_t h, a, b;
-    zkl_stats_t s;
 
     ASSERT_EQ(queue_three(&h, hc, &a, ac, &b, bc, p), 2);
     a.release_on_acquire = 1;
@@ -80,8 +63,7 @@ TEST(peer_waiter_sends_no_watch)
     ASSERT_EQ(a.acquired, 1);
     ASSERT_EQ(b.acquired, 1);
     ASSERT(a.order < b.order);
-    ASSERT_RC(zkl_client_stats(bc, &s, sizeof s), ZKL_OK);
-    ASSERT_EQ(s.watch_events, 0);
+    ASSERT_EQ(t_stats(bc).watch_events, 0);
     free_all(p, (t_lock_t *[]){&h, &a, &b}, 3,
              (zkl_client_t *[]){hc, ac, bc}, 3);
 }
@@ -128,11 +110,11 @@ TEST(peer_waiter_holder_deleted_by_other)
     ASSERT(t_run_until(&h.acquired, 5000));
     t_run_for(100); /* H's own-node watch is set */
     t_lock_init(&b, bc, p);
-    r0 = requests(bc);
+    r0 = t_stats(bc).requests;
     ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
     ASSERT(WAIT_FOR(zkl_lock_state(b.lk) == ZKL_STATE_QUEUED, 5000));
     t_run_for(100);
-    ASSERT_EQ(requests(bc) - r0, 2); /* create, listing: no watch */
+    ASSERT_EQ(t_stats(bc).requests - r0, 2); /* create, listing: no watch */
     ASSERT_EQ(t_zk_delete_node(h.lk), 0);
     ASSERT(t_run_until(&b.acquired, 5000));
     ASSERT(t_run_until(&h.lost, 5000));
@@ -153,10 +135,10 @@ TEST(peer_waiter_predecessor_client_freed)
     long l0;
 
     queue_three(&h, hc, &a, ac, &b, bc, p);
-    l0 = listings(bc);
+    l0 = (long)t_stats(bc).listings;
     zkl_client_free(ac);
     ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
-    ASSERT(WAIT_FOR(listings(bc) > l0, 5000));
+    ASSERT(WAIT_FOR((long)t_stats(bc).listings > l0, 5000));
     t_run_for(300);
     ASSERT_EQ(b.acquired, 0);
     ASSERT_RC(zkl_lock_release(h.lk), ZKL_OK);
@@ -190,13 +172,13 @@ TEST(peer_waiter_predecessor_connection_drops)
     ASSERT_EQ(queue_three(&h, hc, &a, ac, &b, bc, p), 2);
     a.release_on_acquire = 1;
     b.release_on_acquire = 1;
-    l0 = listings(bc);
+    l0 = (long)t_stats(bc).listings;
     /* The next listing is A's client's own (zkl_contenders), and the
      * proxy resets the connection that carries it. */
     fp_arm(fp, FP_OP_LIST, FP_CUT, 0);
     ASSERT_RC(zkl_contenders(ac, p, t_listing_cb, &cl), ZKL_OK);
     ASSERT(WAIT_FOR(t_has_event(&aconn, ZKL_CONN_SUSPENDED), 5000));
-    ASSERT(WAIT_FOR(listings(bc) == l0 + 1, 5000));
+    ASSERT(WAIT_FOR((long)t_stats(bc).listings == l0 + 1, 5000));
     ASSERT(WAIT_FOR(t_has_event(&aconn, ZKL_CONN_RECONNECTED), 10000));
     ASSERT(t_run_until(&cl.done, 5000));
     t_run_for(200);

@@ -6,14 +6,6 @@
 #include "faultproxy.h"
 #include "harness.h"
 
-static long watch_events(zkl_client_t *c)
-{
-    zkl_stats_t s;
-
-    ASSERT_RC(zkl_client_stats(c, &s, sizeof s), ZKL_OK);
-    return (long)s.watch_events;
-}
-
 static void acquire(t_lock_t *t)
 {
     ASSERT_RC(zkl_lock_acquire(t->lk, -1), ZKL_OK);
@@ -105,21 +97,21 @@ TEST(rw_writer_release_wakes_only_readers_that_hold)
         ASSERT(WAIT_FOR(zkl_lock_state(l[i].lk) == ZKL_STATE_QUEUED, 5000));
     t_run_for(200);
     for (i = 0; i < 6; i++)
-        ev[i] = watch_events(c[i]);
+        ev[i] = (long)t_stats(c[i]).watch_events;
     release(&l[0]);
     ASSERT(WAIT_FOR(l[1].acquired && l[2].acquired, 5000));
     t_run_for(300);
     for (i = 3; i < 6; i++) {
         ASSERT_EQ(l[i].n, 0);
-        ASSERT_EQ(watch_events(c[i]), ev[i]);
+        ASSERT_EQ((long)t_stats(c[i]).watch_events, ev[i]);
     }
     release(&l[1]);
     t_run_for(300);
     ASSERT_EQ(l[3].n, 0);
     release(&l[2]);
     ASSERT(t_run_until(&l[3].acquired, 5000));
-    ASSERT_EQ(watch_events(c[4]), ev[4]);
-    ASSERT_EQ(watch_events(c[5]), ev[5]);
+    ASSERT_EQ((long)t_stats(c[4]).watch_events, ev[4]);
+    ASSERT_EQ((long)t_stats(c[5]).watch_events, ev[5]);
     release(&l[3]);
     ASSERT(WAIT_FOR(l[4].acquired && l[5].acquired, 5000));
     release(&l[4]);

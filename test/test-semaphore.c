@@ -26,14 +26,6 @@ static const char *lease_node(const char *p, const char *name)
     return buf;
 }
 
-static long watch_events(zkl_client_t *c)
-{
-    zkl_stats_t s;
-
-    ASSERT_RC(zkl_client_stats(c, &s, sizeof s), ZKL_OK);
-    return (long)s.watch_events;
-}
-
 static void release(t_lock_t *t)
 {
     int before = t->released;
@@ -129,7 +121,7 @@ TEST(sem_only_the_mutex_holder_watches_the_leases)
     }
     t_run_for(300);
     for (i = 0; i < N; i++)
-        ev[i] = watch_events(c[i]);
+        ev[i] = (long)t_stats(c[i]).watch_events;
     /* The release wakes the mutex holder (l[1]), whose grant hands the
      * mutex to l[2]; nobody else hears of it. */
     release(&l[0]);
@@ -137,7 +129,7 @@ TEST(sem_only_the_mutex_holder_watches_the_leases)
     ASSERT(WAIT_FOR(zkl_lock_state(l[2].lk) == ZKL_STATE_QUEUED, 5000));
     t_run_for(300);
     for (i = 3; i < N; i++) {
-        ASSERT_EQ(watch_events(c[i]), ev[i]);
+        ASSERT_EQ((long)t_stats(c[i]).watch_events, ev[i]);
         ASSERT_EQ(l[i].n, 0);
     }
     for (i = 1; i < N; i++) {
