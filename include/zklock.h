@@ -96,7 +96,12 @@ extern "C" {
     XX(EVERSION, -1027, "the node's version is not the one expected")      \
     XX(ENOTEMPTY, -1028, "the node has children")                        \
     XX(ELOOP, -1029, "the event loop refused what the adapter asked of "  \
-                     "it")
+                     "it")                                                 \
+    XX(EQUOTA, -1030, "a ZooKeeper quota on the path refused the node "    \
+                      "(or the write): nothing was created")               \
+    XX(ETHROTTLED, -1031, "the ZooKeeper server is overloaded and did "    \
+                          "not do the request (throttled); nothing was "   \
+                          "written, try again later")
 /* -1018 and -1019 were ZKL_ENOLOOP and ZKL_ERECURSIVE, never returned;
  * they stay unused. */
 
@@ -359,6 +364,13 @@ typedef struct zkl_stats {
     uint64_t paced;          /* attempts waiting for room: now */
     uint64_t paced_max;      /* ... and its high-water mark */
     uint64_t paced_total;    /* steps that waited for room, in all */
+    /* The ZooKeeper client could not queue a request (out of memory)
+     * and may or may not run its completion: requests were held until
+     * a barrier behind it told which (see fence.c). */
+    uint64_t fences;
+    /* The server throttled a request (ZTHROTTLEDOP): new requests
+     * paused, 50 ms doubling to 2 s while it lasts. */
+    uint64_t throttled;
 } zkl_stats_t;
 
 /* Copies the counters into out (at most size bytes). Errors: ZKL_EINVAL. */
@@ -434,9 +446,12 @@ typedef enum zkl_lock_event {
      * (try-lock only), ZKL_EAUTH (no permission, or authentication
      * failed), ZKL_EBADPATH (a path the ZooKeeper client refused),
      * ZKL_ENOMEM (the ZooKeeper client could not build a request),
+     * ZKL_EQUOTA (a hard quota on the lock path refused the node),
+     * ZKL_ETHROTTLED (try-lock only: the server was throttling),
      * ZKL_EZK (another definite refusal by the server; see the log).
      * Connection trouble of any kind is not a failure: the acquire waits
-     * through it. Its node is deleted in the background (see
+     * through it, and through a server that throttles (new requests
+     * pause, 50 ms doubling to 2 s). Its node is deleted in the background (see
      * zkl_client_pending()). */
     ZKL_LOCK_FAILED = 2,
     /* While held: the connection is lost; the hold is uncertain (status
@@ -736,7 +751,8 @@ ZKL_EXTERN int zkl_lock_node_name(const zkl_lock_t *lk, char *buf,
  * first; Curator's order, by the digits after the tag), borrowed
  * for the duration of the callback. status: 0 (a missing lock path is 0
  * with n == 0), ZKL_ECONNLOSS, ZKL_ESESSION, ZKL_ECLOSED, ZKL_EAUTH,
- * ZKL_ENOMEM (no memory to copy the names), ZKL_EZK. */
+ * ZKL_ENOMEM (no memory to copy the names, or the ZooKeeper client
+ * could not queue the request), ZKL_ETHROTTLED, ZKL_EZK. */
 typedef void (*zkl_contenders_cb)(zkl_client_t *c, int status,
                                   const char *const *names, size_t n,
                                   void *arg);
@@ -833,7 +849,8 @@ typedef struct zkl_op {
 /* What became of one op: status 0, or (in a refused batch, for the op
  * that was refused) ZKL_ENONODE, ZKL_EEXISTS, ZKL_EVERSION,
  * ZKL_ENOTEMPTY, ZKL_EAUTH, ZKL_EINVAL (ZooKeeper refused its
- * arguments, e.g. a child of an ephemeral node) or ZKL_EZK; path: the
+ * arguments, e.g. a child of an ephemeral node), ZKL_EQUOTA (a hard
+ * quota refused it) or ZKL_EZK; path: the
  * node a create made (its sequence number included), else NULL. */
 typedef struct zkl_op_result {
     int status;
@@ -846,7 +863,9 @@ typedef struct zkl_op_result {
  * said LOST yet, or someone deleted it): nothing was written; ZKL_EWRITE
  * when one op was refused (its result says why): nothing was written;
  * ZKL_EAUTH or ZKL_EZK when the server refused a lock node's check for
- * another reason: nothing was written. ZKL_ECONNLOSS leaves the outcome
+ * another reason: nothing was written; ZKL_ETHROTTLED when the server
+ * was throttling and did not look at the batch: nothing was written.
+ * ZKL_ECONNLOSS leaves the outcome
  * unknown: the batch was sent and no answer came (the connection or the
  * session broke, or the client was freed); if it was applied, it was
  * while the lock was held. A batch is not retried: read the nodes to

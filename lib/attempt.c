@@ -311,7 +311,7 @@ zkl__att_t *zkl__att_new_downgrade(zkl_client_t *c, zkl_lock_t *lk,
 static void delete_ghost_done(int rc, const void *data)
 {
     (void)rc;
-    zkl__req_done((zkl_client_t *)(uintptr_t)data);
+    (void)data;
 }
 
 static void ghost(zkl__att_t *owner, const char *name)
@@ -331,10 +331,11 @@ static void ghost(zkl__att_t *owner, const char *name)
 
         memcpy(p, owner->path, (size_t)owner->dirlen + 1);
         memcpy(p + owner->dirlen + 1, name, len + 1);
-        if (zoo_adelete(c->zh, p, -1, delete_ghost_done, c) == ZOK) {
+        /* Outside the window's count: a completion that the ZooKeeper
+         * client may run although it said ZMARSHALLINGERROR then has
+         * nothing to undo. */
+        if (zoo_adelete(c->zh, p, -1, delete_ghost_done, c) == ZOK)
             c->stats.requests++;
-            zkl__req_sent(c);
-        }
         return;
     }
     memcpy(att_name(g), name, len + 1);
@@ -510,19 +511,97 @@ static void send_failed(zkl__att_t *a, int rc)
         retry_later(a); /* a hold or a delete does not give up */
 }
 
-/* Accounts for a request carrying this attempt: counted in flight when
- * the ZooKeeper client took it (its completion will come), handed to
- * send_failed() when it did not (no completion will come). */
-static int sent(zkl__att_t *a, int rc)
+static void counted(zkl__att_t *a)
 {
-    if (rc != ZOK) {
-        send_failed(a, rc);
-        return 0;
-    }
     if (a->inflight++ == 0)
         a->sent_at = zkl__now_ms();
     a->c->stats.requests++;
     zkl__req_sent(a->c);
+}
+
+/* A request of this attempt's whose fate was unknown (fence.c), now
+ * settled: the pin goes, and the request too if its completion never
+ * came (nothing reached the server either way). */
+static void att_resolve(zkl_client_t *c, void *rec, void *aux)
+{
+    zkl__att_t *a = rec;
+    int came = a->inflight == 1;
+
+    a->inflight--;
+    /* Its completion decided, but for what was to follow it in the same
+     * step and was not sent (the listing behind a create, the read
+     * behind a sync): aux says what that is. */
+    if (came && a->next_op == ZKL__NEXT_NOTHING)
+        a->next_op = (uint8_t)(uintptr_t)aux;
+    if (!came) {
+        a->inflight--;
+        zkl__req_done(c);
+        if (!c->closing)
+            send_failed(a, ZMARSHALLINGERROR);
+    }
+    if (a->inflight == 0 && !c->closing)
+        att_schedule(a, a->next_op);
+}
+
+/* Accounts for a request carrying this attempt (see fence.c): counted
+ * in flight when the ZooKeeper client took it, handed to send_failed()
+ * when it surely did not; when that is unknown, counted and pinned
+ * until att_resolve() knows. 1 when sent: the caller goes on. */
+static int sent_as(zkl__att_t *a, int rc, zkl__fence_fn resolve, void *aux)
+{
+    switch (zkl__fence_sent(a->c, rc, resolve, a, aux)) {
+    case ZKL__SENT:
+        counted(a);
+        return 1;
+    case ZKL__MAYBE:
+        counted(a);
+        a->inflight++; /* the pin */
+        return 0;
+    default:
+        send_failed(a, rc);
+        return 0;
+    }
+}
+
+/* then: what the step still has to do once this request has been
+ * answered, if its answer does not say (see att_resolve). */
+static int sent(zkl__att_t *a, int rc, int then)
+{
+    return sent_as(a, rc, att_resolve, (void *)(uintptr_t)then);
+}
+
+/* Waits, as a disconnected attempt does, to do op once the client sends
+ * again: 1 while the connection is down or requests are held (a request
+ * of unknown fate, a server that throttles). The step checks this
+ * itself; the sends that do not come from the step check it here. */
+static void mark_stalled(zkl__att_t *a, int op)
+{
+    if (op != ZKL__NEXT_NOTHING)
+        a->next_op = (uint8_t)op;
+    if (!(a->flags & ZKL__F_STALLED)) {
+        a->flags |= ZKL__F_STALLED;
+        a->c->nstalled++;
+    }
+}
+
+static int stall(zkl__att_t *a, int op)
+{
+    if (zkl__is_connected(a->c))
+        return 0;
+    mark_stalled(a, op);
+    return 1;
+}
+
+/* The sends that do not come from the step (a listing's answer sets a
+ * watch, a release reads ahead for the waiter behind it) go to the
+ * ZooKeeper client even while it is disconnected (it queues them), but
+ * not while a request's fate is unknown (fence.c): then the attempt
+ * does op once it is known. */
+static int fenced(zkl__att_t *a, int op)
+{
+    if (!zkl__fence_up(a->c))
+        return 0;
+    mark_stalled(a, op);
     return 1;
 }
 
@@ -564,6 +643,8 @@ void zkl__att_after_reply(zkl__att_t *a, int next_op)
  * (listing.c); alone, at once, when there is no memory for that. */
 static void send_list(zkl__att_t *a)
 {
+    if (fenced(a, ZKL__NEXT_LIST))
+        return;
     if (zkl__listing_join(a->c, a) == ZKL_OK) {
         /* In the window from now: the pass's steps that come after it
          * must see it. */
@@ -572,7 +653,7 @@ static void send_list(zkl__att_t *a)
             a->sent_at = zkl__now_ms();
         return;
     }
-    if (sent(a, zkl__listing_send(a, list_done, a)))
+    if (sent(a, zkl__listing_send(a, list_done, a), ZKL__NEXT_NOTHING))
         a->c->stats.listings++;
 }
 
@@ -622,6 +703,16 @@ static void downgrade_done(int rc, const void *data)
     zkl__free(d);
 }
 
+/* d is freed by downgrade_done(), which ran if a has only the pin. */
+static void downgrade_resolve(zkl_client_t *c, void *rec, void *aux)
+{
+    zkl__att_t *a = rec;
+
+    if (a->inflight > 1)
+        zkl__free(aux);
+    att_resolve(c, a, (void *)(uintptr_t)ZKL__NEXT_NOTHING);
+}
+
 static void send_downgrade(zkl__att_t *a, const char *data, int len)
 {
     zkl_lock_t *lk = a->lk;
@@ -629,6 +720,7 @@ static void send_downgrade(zkl__att_t *a, const char *data, int len)
                                                           : NULL;
     struct zkl__downgrade_req *d;
     zoo_op_t ops[2];
+    int rc;
 
     if (w == NULL || w->goal != ZKL__GOAL_HOLD ||
         w->node != ZKL__NODE_KNOWN) {
@@ -643,10 +735,21 @@ static void send_downgrade(zkl__att_t *a, const char *data, int len)
     zoo_check_op_init(&ops[0], w->path, -1);
     zoo_create_op_init(&ops[1], a->path, data, len, &a->c->acl,
                        ZOO_EPHEMERAL, d->made, (int)sizeof d->made);
-    if (sent(a, zoo_amulti(a->c->zh, 2, ops, d->res, downgrade_done, d)))
+    rc = zoo_amulti(a->c->zh, 2, ops, d->res, downgrade_done, d);
+    switch (zkl__fence_sent(a->c, rc, downgrade_resolve, a, d)) {
+    case ZKL__SENT:
+        counted(a);
         att_set_node(a, ZKL__NODE_MAYBE);
-    else
+        break;
+    case ZKL__MAYBE:
+        counted(a);
+        a->inflight++; /* the pin */
+        break;
+    case ZKL__REFUSED:
         zkl__free(d);
+        send_failed(a, rc);
+        break;
+    }
 }
 
 static void send_create(zkl__att_t *a, int with_parents)
@@ -675,7 +778,8 @@ static void send_create(zkl__att_t *a, int with_parents)
 
                 tmp[i] = '\0';
                 if (!sent(a, zoo_acreate(zh, tmp, NULL, -1, &a->c->acl,
-                                         ZOO_CONTAINER, parent_done, a)))
+                                         ZOO_CONTAINER, parent_done, a),
+                          ZKL__NEXT_PARENTS))
                     return;
                 tmp[i] = save;
             }
@@ -692,7 +796,8 @@ static void send_create(zkl__att_t *a, int with_parents)
     }
     att_name(a)[ZKL__PREFIX_LEN + att_recipe(a)->taglen] = '\0';
     if (!sent(a, zoo_acreate2(zh, a->path, data, len, &a->c->acl,
-                              ZOO_EPHEMERAL_SEQUENTIAL, create_done, a)))
+                              ZOO_EPHEMERAL_SEQUENTIAL, create_done, a),
+              ZKL__NEXT_LIST))
         return;
     att_set_node(a, ZKL__NODE_MAYBE); /* until the reply says otherwise */
     /* Pipelined right behind the create: the listing already contains
@@ -712,6 +817,8 @@ static void send_confirm(zkl__att_t *a)
 {
     int rc;
 
+    if (fenced(a, ZKL__NEXT_CONFIRM))
+        return;
     /* Put at the head by what another client heard (sync_first), maybe
      * from another server: each server applies the committed changes in
      * order but at its own pace, and ours may not have applied that
@@ -723,13 +830,13 @@ static void send_confirm(zkl__att_t *a)
      * (zkl__views_solo), where it would wait for the next group commit. */
     if (a->goal == ZKL__GOAL_ACQUIRE && a->sync_first &&
         !zkl__views_solo(a->c) &&
-        !sent(a, zoo_async(a->c->zh, "/", sync_done, a)))
+        !sent(a, zoo_async(a->c->zh, "/", sync_done, a), ZKL__NEXT_CONFIRM))
         return;
     rc = a->goal == ZKL__GOAL_HOLD
              ? zoo_awget(a->c->zh, a->path, zkl__watcher, a->c,
                          own_watch_done, a)
              : zoo_aget(a->c->zh, a->path, 0, own_watch_done, a);
-    if (sent(a, rc))
+    if (sent(a, rc, ZKL__NEXT_NOTHING))
         a->flags |= ZKL__F_CONFIRMING;
 }
 
@@ -757,7 +864,8 @@ static void send_delete(zkl__att_t *a)
 {
     zkl__att_t *w;
 
-    if (!sent(a, zoo_adelete(a->c->zh, a->path, -1, delete_done, a)))
+    if (!sent(a, zoo_adelete(a->c->zh, a->path, -1, delete_done, a),
+              ZKL__NEXT_NOTHING))
         return;
     /* Releasing a hold: the local waiter right behind it must read its
      * own node before it may hold (see hand_on). Sent now, behind the
@@ -810,6 +918,11 @@ static void watch_pred(zkl__att_t *a, const char *pred)
     zkl__att_t *q;
     int rc;
 
+    if (fenced(a, ZKL__NEXT_LIST)) {
+        if (p != stackbuf)
+            zkl__free(p);
+        return;
+    }
     if (p == NULL) {
         after_reply(a, ZKL__NEXT_LIST); /* try again later */
         return;
@@ -847,7 +960,7 @@ static void watch_pred(zkl__att_t *a, const char *pred)
     rc = zoo_awget(a->c->zh, p, zkl__watcher, a->c, pred_watch_done, a);
     if (p != stackbuf)
         zkl__free(p);
-    sent(a, rc);
+    sent(a, rc, ZKL__NEXT_NOTHING);
 }
 
 /* The node this attempt waited on is gone. In one round trip whatever
@@ -893,14 +1006,8 @@ static void att_step(zkl__att_t *a)
     }
     if (op == ZKL__NEXT_NOTHING)
         return;
-    if (!zkl__is_connected(c)) {
-        a->next_op = (uint8_t)op;
-        if (!(a->flags & ZKL__F_STALLED)) {
-            a->flags |= ZKL__F_STALLED;
-            c->nstalled++;
-        }
+    if (stall(a, op))
         return;
-    }
     if (a->flags & ZKL__F_STALLED) {
         a->flags &= (uint16_t)~ZKL__F_STALLED;
         c->nstalled--;
@@ -1058,6 +1165,17 @@ void zkl__run_ready(zkl_client_t *c)
  * is fresh). */
 static void fixed_created(zkl__att_t *a, int rc)
 {
+    if (zkl__rc_class(rc) == ZKL__RC_NONODE) {
+        /* The check failed: the write node is gone; its hold hears of it
+         * by its own watch. But an earlier try whose answer was lost
+         * may have made our node, which would block every writer: its
+         * whole name is known, so it is deleted by name (ZNONODE when
+         * it was never made). */
+        att_set_node(a, ZKL__NODE_KNOWN);
+        att_fail(a, ZKL_ENODEGONE);
+        after_reply(a, ZKL__NEXT_NOTHING);
+        return;
+    }
     if (zkl__rc_class(rc) == ZKL__RC_EXISTS)
         att_set_node(a, ZKL__NODE_KNOWN);
     switch ((enum zkl__node)a->node) {
@@ -1069,10 +1187,6 @@ static void fixed_created(zkl__att_t *a, int rc)
         after_reply(a, ZKL__NEXT_CREATE);
         return;
     case ZKL__NODE_NONE:
-        /* The check failed: the write node is gone; its hold hears of it
-         * by its own watch. */
-        if (zkl__rc_class(rc) == ZKL__RC_NONODE)
-            att_fail(a, ZKL_ENODEGONE);
         break;
     }
     after_reply(a, ZKL__NEXT_NOTHING);
@@ -1297,7 +1411,10 @@ void zkl__att_list_done(int rc, const struct String_vector *sv,
 void zkl__att_list_unsent(zkl__att_t *a, int rc)
 {
     a->inflight--;
-    send_failed(a, rc);
+    if (rc == 0)
+        mark_stalled(a, ZKL__NEXT_LIST);
+    else
+        send_failed(a, rc);
     if (a->inflight == 0 && !a->c->closing)
         att_schedule(a, a->next_op);
 }
@@ -1346,7 +1463,8 @@ static void list_answered(zkl__att_t *a, int rc,
     case ZKL__RC_EXISTS:
     case ZKL__RC_CONNLOSS:
         if (a->goal == ZKL__GOAL_ACQUIRE && (a->flags & ZKL__F_TRYLOCK)) {
-            att_fail(a, ZKL_ECONNLOSS); /* a try-lock does not wait */
+            /* A try-lock does not wait. */
+            att_fail(a, rc == ZTHROTTLEDOP ? ZKL_ETHROTTLED : ZKL_ECONNLOSS);
             break;
         }
         after_reply(a, a->node == ZKL__NODE_NONE ? ZKL__NEXT_CREATE

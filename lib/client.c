@@ -204,9 +204,30 @@ int zkl__client_usable(const zkl_client_t *c)
     return c->dead;
 }
 
+/* Connected, and no reason to hold new requests back (a request of
+ * unknown fate, fence.c; a server that throttles, pause_sends): the
+ * machine sends only then, and what waited goes once it is true again
+ * (zkl__on_connected). */
 int zkl__is_connected(zkl_client_t *c)
 {
-    return c->zh != NULL && c->connected && !c->expired;
+    return c->zh != NULL && c->connected && !c->expired &&
+           !c->fence.active && c->pause_until == 0;
+}
+
+/* A throttled request was not done at all; retrying it at once would
+ * only feed the overload (and, were the answer permanent, spin). */
+static void pause_sends(zkl_client_t *c)
+{
+    uint64_t now = zkl__now_ms();
+
+    if (c->pause_until != 0)
+        return; /* one pause for a batch of such answers */
+    c->pause_ms = c->pause_ms == 0 ? 50
+                  : c->pause_ms >= 1000 ? 2000 : 2 * c->pause_ms;
+    c->pause_until = now + c->pause_ms;
+    c->stats.throttled++;
+    ZKL_LOG(ZKL_LOG_WARN, "zklock: the server throttles requests: "
+            "pausing new ones for %u ms", c->pause_ms);
 }
 
 /* Held locks are told LOST this long after touched_at: a tenth of the
@@ -233,6 +254,11 @@ void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
 {
     enum zkl__rc_class k = zkl__rc_class(rc);
 
+    if (rc == ZTHROTTLEDOP || !zkl__rc_known(rc))
+        pause_sends(c);
+    else if (k != ZKL__RC_CONNLOSS && k != ZKL__RC_GONE &&
+             c->pause_until == 0)
+        c->pause_ms = 0; /* served again: the next pause starts short */
     if (rc == ZSESSIONMOVED && c->connected && c->io_fd >= 0 &&
         zoo_state(c->zh) == ZOO_CONNECTED_STATE) {
         /* Every request on this connection would get the same answer.
@@ -292,6 +318,19 @@ static void keepalive_done(int rc, const struct Stat *st, const void *data)
         zkl__on_result(c, rc, at);
 }
 
+/* A keepalive of unknown fate (fence.c): keepalive_done clears
+ * ka_sent_at if it came; c itself needs no pin. */
+static void keepalive_resolve(zkl_client_t *c, void *rec, void *aux)
+{
+    (void)rec;
+    (void)aux;
+    if (c->ka_sent_at == 0)
+        return;
+    c->ka_sent_at = 0;
+    zkl__req_done(c);
+    c->ka_retry_at = zkl__now_ms() + 100;
+}
+
 /* While the client holds a lock, a quiet session still refreshes
  * touched_at about every quarter of the timeout: one small read. The
  * ZooKeeper client's own pings would do for the server, but their
@@ -310,12 +349,18 @@ static void keepalive(zkl_client_t *c, uint64_t now)
     if (c->ka_sent_at != 0 || c->nholds == 0 || !zkl__is_connected(c) ||
         now < keepalive_at(c))
         return;
-    if (zoo_aexists(c->zh, "/", 0, keepalive_done, c) == ZOK) {
+    switch (zkl__fence_sent(c, zoo_aexists(c->zh, "/", 0, keepalive_done,
+                                           c),
+                            keepalive_resolve, c, NULL)) {
+    case ZKL__SENT:
+    case ZKL__MAYBE: /* keepalive_resolve settles it */
         c->ka_sent_at = now;
         c->stats.requests++;
         zkl__req_sent(c);
-    } else {
+        break;
+    case ZKL__REFUSED:
         c->ka_retry_at = now + 100; /* not queued: not at once again */
+        break;
     }
 }
 
@@ -448,6 +493,9 @@ static void renew_session(zkl_client_t *c)
      * ZCLOSING. */
     if (old != NULL)
         zookeeper_close(old);
+    zkl__fence_settle(c); /* every queued completion has run */
+    c->pause_until = 0;
+    c->pause_ms = 0;
     queue_conn_event(c, ZKL_CONN_EXPIRED);
     zkl__on_session_gone(c, ZKL_ESESSION);
     if (open_session(c) != ZKL_OK) {
@@ -655,6 +703,11 @@ static void on_clock(zkl_client_t *c)
 {
     uint64_t now = zkl__now_ms();
 
+    if (c->pause_until != 0 && now >= c->pause_until) {
+        c->pause_until = 0;
+        zkl__on_connected(c, 0); /* what waited goes now */
+    }
+    (void)zkl__fence_clock(c, now);
     zkl__on_deadlines(c, now);
     zkl__multi_on_clock(c, now);
     if (c->natts > 0 && now >= c->touched_at + lost_after(c))
@@ -782,6 +835,10 @@ static void arm(zkl_client_t *c, int zfd, int events, long ms)
         ms = sooner(ms, c->touched_at + lost_after(c), now);
     if (c->nholds > 0 && c->ka_sent_at == 0 && zkl__is_connected(c))
         ms = sooner(ms, keepalive_at(c), now);
+    if (c->pause_until != 0)
+        ms = sooner(ms, c->pause_until, now);
+    if (c->fence.active && c->fence.sure == ZKL__FENCE_TOKENS)
+        ms = sooner(ms, c->fence.retry_at, now);
     if (c->ops->timer(c->loop_data, ms) != 0)
         ZKL_LOG(ZKL_LOG_ERROR, "zklock: loop adapter timer failed");
 }
@@ -986,6 +1043,7 @@ static void teardown(zkl_client_t *c)
         zookeeper_close(zh);
         c->zh = NULL;
     }
+    zkl__fence_settle(c); /* every queued completion has run */
     zkl__write_teardown(c);
     drain(c);
     c->depth--;

@@ -160,14 +160,54 @@ static void set_done(int rc, const struct Stat *st, const void *data)
         req_done(r);
 }
 
+/* A request of r's whose fate was unknown (fence.c), now settled: the
+ * pin goes, and the request too if its completion never came; r is
+ * answered (ZKL_ENOMEM, noted when it was sent) once nothing is left. */
+static void req_resolve(zkl_client_t *c, void *rec, void *aux)
+{
+    zkl__contenders_req_t *r = rec;
+    int came = r->outstanding == 1;
+
+    (void)c;
+    (void)aux;
+    r->outstanding--;
+    if (!came)
+        r->outstanding--;
+    if (r->outstanding == 0)
+        req_done(r);
+}
+
+/* Counts a request that the ZooKeeper client took, or may have taken:
+ * ZKL_OK, PART_MAYBE (r is answered through its callback, with
+ * ZKL_ENOMEM), or why it did not. */
+#define PART_MAYBE 1
+static int req_sent(zkl__contenders_req_t *r, int rc)
+{
+    switch (zkl__fence_sent(r->c, rc, req_resolve, r, NULL)) {
+    case ZKL__SENT:
+        r->outstanding++;
+        return ZKL_OK;
+    case ZKL__MAYBE:
+        r->outstanding += 2; /* the request and the fence's pin */
+        if (r->status == ZKL_OK)
+            r->status = ZKL_ENOMEM;
+        return PART_MAYBE;
+    default:
+        /* ZINVALIDSTATE: the handle is dead, the session with it. */
+        return rc == ZINVALIDSTATE ? ZKL_ESESSION : zkl__from_zk(rc);
+    }
+}
+
 /* Sends one part (a read or a revocation) for child name. */
 static int send_part(zkl__contenders_req_t *r, const char *name)
 {
     size_t dl = strlen(r->path), nl = strlen(name);
-    char *p = zkl__malloc(dl + 1 + nl + 1);
+    char *p;
     int rc;
 
-    if (p == NULL)
+    if (zkl__fence_up(r->c))
+        return ZKL_ENOMEM; /* another request's fate is unknown */
+    if ((p = zkl__malloc(dl + 1 + nl + 1)) == NULL)
         return ZKL_ENOMEM;
     memcpy(p, r->path, dl);
     p[dl] = '/';
@@ -178,10 +218,7 @@ static int send_part(zkl__contenders_req_t *r, const char *name)
         rc = zoo_aset(r->c->zh, p, revoke_message,
                       (int)sizeof revoke_message - 1, -1, set_done, r);
     zkl__free(p);
-    if (rc != ZOK)
-        return zkl__from_zk(rc);
-    r->outstanding++;
-    return ZKL_OK;
+    return req_sent(r, rc);
 }
 
 /* The listing is in: reads or revocations for the nodes that need them,
@@ -205,7 +242,8 @@ static void after_listing(zkl__contenders_req_t *r)
             (!r->v[i].holds || r->v[i].kind > ZKL_KIND_WRITE))
             continue;
         if ((rc = send_part(r, r->names[i])) != ZKL_OK) {
-            r->status = rc;
+            if (rc != PART_MAYBE)
+                r->status = rc;
             if (r->mode == ZKL__REQ_EX)
                 return;
         }
@@ -306,20 +344,19 @@ static int req_new(zkl__contenders_req_t **out, zkl_client_t *c,
     return ZKL_OK;
 }
 
-/* Accounts for a request the ZooKeeper client took (queued even while
- * disconnected; it fails with ZCONNECTIONLOSS if the connection does not
- * come up), or frees it. */
+/* A request the ZooKeeper client took (queued even while disconnected;
+ * it fails with ZCONNECTIONLOSS if the connection does not come up), or
+ * may have taken (rc PART_MAYBE): counted, and answered through the
+ * callback; one it did not take (rc < 0): freed, and rc returned. */
 static int req_start(zkl__contenders_req_t *r, int rc)
 {
     zkl_client_t *c = r->c;
 
-    if (rc != ZOK) {
+    if (rc < 0) {
         zkl__free(r);
         zkl__kick(c); /* a failed send may have closed the socket */
-        /* ZINVALIDSTATE: the handle is dead, the session with it. */
-        return rc == ZINVALIDSTATE ? ZKL_ESESSION : zkl__from_zk(rc);
+        return rc;
     }
-    r->outstanding++;
     c->nreqs++;
     zkl__kick(c);
     return ZKL_OK;
@@ -328,8 +365,11 @@ static int req_start(zkl__contenders_req_t *r, int rc)
 /* The listing every request but a one-node revocation starts with. */
 static int send_listing(zkl__contenders_req_t *r)
 {
-    return req_start(r, zoo_aget_children2(r->c->zh, r->path, 0, list_done,
-                                           r));
+    if (zkl__fence_up(r->c))
+        return req_start(r, ZKL_ENOMEM); /* another request's fate is
+                                            unknown */
+    return req_start(r, req_sent(r, zoo_aget_children2(r->c->zh, r->path, 0,
+                                                       list_done, r)));
 }
 
 int zkl_contenders(zkl_client_t *c, const char *path, zkl_contenders_cb cb,
@@ -376,12 +416,5 @@ int zkl_revoke(zkl_client_t *c, const char *path, const char *node,
     r->cb.revoke = cb;
     if (node == NULL) /* the holders, once the listing tells them */
         return send_listing(r);
-    if ((rc = send_part(r, node)) != ZKL_OK) {
-        zkl__free(r);
-        zkl__kick(c); /* a failed send may have closed the socket */
-        return rc;
-    }
-    c->nreqs++;
-    zkl__kick(c);
-    return ZKL_OK;
+    return req_start(r, send_part(r, node));
 }

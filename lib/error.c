@@ -35,9 +35,16 @@ const char *zkl_err_name(int err)
  * connection trouble, so the attempt looks again (its node found by its
  * uuid) and retries. Codes this table does not know are treated as
  * trouble too: retrying is safe, wrongly giving up leaves a node. */
+/* A code of 3.8 that Debian's 3.8.0 header does not name either: a
+ * request not finished within its time (the Java client's today; the
+ * outcome would be unknown). */
+#define ZKL__ZREQUESTTIMEOUT (-122)
+
 enum zkl__rc_class zkl__rc_class(int rc)
 {
     switch (rc) {
+    case ZKL__ZQUOTAEXCEEDED:
+        return ZKL__RC_REFUSED;
     case ZOK:
         return ZKL__RC_OK;
     case ZNONODE:
@@ -75,13 +82,39 @@ enum zkl__rc_class zkl__rc_class(int rc)
     /* The session is alive, answered by a server it has left. */
     case ZSESSIONMOVED:
     case ZNOTREADONLY:
+    /* Not done at all, but the server is overloaded: retried once
+     * new requests may go again (zkl__on_result pauses them). */
     case ZTHROTTLEDOP:
+    case ZKL__ZREQUESTTIMEOUT:
     case ZMARSHALLINGERROR:
     case ZSYSTEMERROR:
     case ZDATAINCONSISTENCY:
     case ZSSLCONNECTIONERROR:
     default:
         return ZKL__RC_CONNLOSS;
+    }
+}
+
+/* 1 for a code this table names: an unknown one is retried, but only
+ * after a pause, as a throttled request is (it may say "not now"). */
+int zkl__rc_known(int rc)
+{
+    switch (rc) {
+    case ZOK: case ZNONODE: case ZNODEEXISTS: case ZNOAUTH:
+    case ZINVALIDACL: case ZBADARGUMENTS: case ZBADVERSION:
+    case ZNOCHILDRENFOREPHEMERALS: case ZNOTEMPTY: case ZUNIMPLEMENTED:
+    case ZINVALIDCALLBACK: case ZEPHEMERALONLOCALSESSION: case ZNOWATCHER:
+    case ZRECONFIGDISABLED: case ZNEWCONFIGNOQUORUM:
+    case ZRECONFIGINPROGRESS: case ZAPIERROR: case ZSESSIONEXPIRED:
+    case ZCLOSING: case ZINVALIDSTATE: case ZAUTHFAILED:
+    case ZSESSIONCLOSEDREQUIRESASLAUTH: case ZCONNECTIONLOSS:
+    case ZOPERATIONTIMEOUT: case ZRUNTIMEINCONSISTENCY: case ZSESSIONMOVED:
+    case ZNOTREADONLY: case ZMARSHALLINGERROR:
+    case ZSYSTEMERROR: case ZDATAINCONSISTENCY: case ZSSLCONNECTIONERROR:
+    case ZKL__ZQUOTAEXCEEDED: case ZKL__ZREQUESTTIMEOUT:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -102,6 +135,10 @@ int zkl__from_zk(int rc)
         return ZKL_EAUTH;
     case ZBADARGUMENTS:
         return ZKL_EBADPATH;
+    case ZKL__ZQUOTAEXCEEDED:
+        return ZKL_EQUOTA;
+    case ZTHROTTLEDOP:
+        return ZKL_ETHROTTLED;
     case ZMARSHALLINGERROR:
     case ZSYSTEMERROR:
         return ZKL_ENOMEM; /* a request the client could not build */

@@ -59,6 +59,8 @@ static int op_status(int rc)
     case ZBADARGUMENTS:
     case ZNOCHILDRENFOREPHEMERALS:
         return ZKL_EINVAL;
+    case ZKL__ZQUOTAEXCEEDED:
+        return ZKL_EQUOTA;
     default:
         return ZKL_EZK;
     }
@@ -91,6 +93,8 @@ static void write_done(int rc, const void *data)
                                  : NULL;
         }
         w->status = ZKL_OK;
+    } else if (rc == ZTHROTTLEDOP) {
+        w->status = ZKL_ETHROTTLED; /* not looked at: nothing written */
     } else if (zkl__rc_class(rc) == ZKL__RC_CONNLOSS ||
                zkl__rc_class(rc) == ZKL__RC_GONE) {
         /* Sent, and no answer: the server may have applied it before

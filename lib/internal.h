@@ -112,7 +112,11 @@ enum zkl__rc_class {
                          request (or the session moved); retry */
     ZKL__RC_GONE      /* the session (or the handle) is gone */
 };
+/* A code a 3.8 server sends that Debian's 3.8.0 header does not name:
+ * a hard quota (zookeeper.enforceQuota) refused a create or a write. */
+#define ZKL__ZQUOTAEXCEEDED (-125)
 enum zkl__rc_class zkl__rc_class(int rc);
+int zkl__rc_known(int rc);
 int zkl__from_zk(int rc);
 
 /* ---- options.c ---- */
@@ -266,6 +270,8 @@ char *zkl__att_name(zkl__att_t *a);
  * for one of the attempts that joined it. */
 void zkl__att_list_done(int rc, const struct String_vector *sv,
                         const struct Stat *st, zkl__att_t *a);
+/* rc: why the listing was not sent; 0: not now (requests are held),
+ * the attempt lists again once they go. */
 void zkl__att_list_unsent(zkl__att_t *a, int rc);
 
 /* ---- listing.c: one listing per lock path and pass ---- */
@@ -448,6 +454,46 @@ struct zkl__contenders_req {
 void zkl__contenders_deliver(zkl__contenders_req_t *r);
 void zkl__contenders_free(zkl__contenders_req_t *r);
 
+/* ---- fence.c: a request whose fate the ZooKeeper client left unknown ----
+ * The contract of every request zklock queues for a record of its own
+ * (an attempt, a listing, a contenders request, a semaphore acquire, the
+ * keepalive): check zkl__fence_up() (or zkl__is_connected(), which says
+ * no while the fence is up) before the zoo_a*() call, then hand its
+ * result to zkl__fence_sent():
+ *   ZKL__SENT     the completion will come: count it in flight;
+ *   ZKL__REFUSED  it will not: nothing was queued;
+ *   ZKL__MAYBE    it may (ZMARSHALLINGERROR). Count it in flight, and
+ *                 pin the record (one more in flight) so that it outlives
+ *                 that completion; resolve(c, rec, aux) runs once it is
+ *                 known, drops the pin and, if the completion did not
+ *                 come, does what that completion would have for a
+ *                 request that was not sent. Nothing else of the
+ *                 record's is queued meanwhile. */
+enum zkl__send { ZKL__SENT, ZKL__REFUSED, ZKL__MAYBE };
+typedef void (*zkl__fence_fn)(zkl_client_t *c, void *rec, void *aux);
+#define ZKL__FENCE_TOKENS 8
+struct zkl__fence {
+    zkl__fence_fn resolve;    /* NULL unless active */
+    void *rec, *aux;
+    uint64_t retry_at;        /* monotonic ms: the next barrier try */
+    uint8_t active;
+    uint8_t tries;            /* tokens used by barriers that may have
+                                 been queued (ZMARSHALLINGERROR) */
+    uint8_t sure;             /* token of the barrier surely queued, or
+                                 ZKL__FENCE_TOKENS */
+    struct zkl__fence_tok {
+        zkl_client_t *c;      /* a barrier's data: which one came back */
+    } tok[ZKL__FENCE_TOKENS];
+};
+int zkl__fence_sent(zkl_client_t *c, int rc, zkl__fence_fn resolve,
+                    void *rec, void *aux);
+int zkl__fence_up(const zkl_client_t *c);
+/* Resolves the fenced request: from its barrier's completion, and after
+ * zookeeper_close() (which has run every completion still queued). */
+void zkl__fence_settle(zkl_client_t *c);
+/* Retries a refused barrier when due; the time of the next try, or 0. */
+uint64_t zkl__fence_clock(zkl_client_t *c, uint64_t now);
+
 /* ---- client.c ---- */
 
 /* Deferred user callbacks: one queue of tagged records, delivered in
@@ -556,10 +602,17 @@ struct zkl_client {
     zkl_client_t *poke_next;  /* views->poked */
     zkl_client_t *vnext;      /* views->clients */
     unsigned cfg_gen;         /* its latest look at the configuration */
+    int cfg_out;              /* a look is counted in the window */
     int poked;                /* on it: kick at the end of this pass */
 
     zkl__att_t **heap;        /* attempt deadlines */
     size_t heap_len, heap_cap;
+
+    struct zkl__fence fence;  /* a request of unknown fate (fence.c) */
+    /* The server throttles (ZTHROTTLEDOP): new requests wait till then,
+     * each throttling in a row doubling the wait. */
+    uint64_t pause_until;     /* monotonic ms, 0 = not paused */
+    unsigned pause_ms;
 
     zkl_stats_t stats;
 

@@ -23,6 +23,9 @@
 
 struct zkl__listing {
     zkl__listing_t *next;     /* c->listings, newest first */
+    uint8_t fenced;           /* its send's fate is unknown (fence.c):
+                                 freed by listing_resolve */
+    uint8_t came;             /* ... and its completion has run */
     size_t n, cap;
     zkl__att_t **atts;        /* owned array; each attempt counts this
                                  listing in its inflight */
@@ -78,8 +81,39 @@ static void listing_done(int rc, const struct String_vector *sv,
         zkl__req_done(l->atts[i]->c);
         zkl__att_list_done(rc, sv, st, l->atts[i]);
     }
+    if (l->fenced) {
+        l->came = 1;
+        return;
+    }
     zkl__free(l->atts);
     zkl__free(l);
+}
+
+/* Each attempt that joined l learns that its listing was not sent:
+ * rc, or 0 for "not now" (it lists again once the client sends). */
+static void listing_unsent(zkl_client_t *c, zkl__listing_t *l, int rc)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; i++) {
+        zkl__req_done(c);
+        zkl__att_list_unsent(l->atts[i], rc);
+    }
+    zkl__free(l->atts);
+    zkl__free(l);
+}
+
+static void listing_resolve(zkl_client_t *c, void *rec, void *aux)
+{
+    zkl__listing_t *l = rec;
+
+    (void)aux;
+    if (l->came) {
+        zkl__free(l->atts);
+        zkl__free(l);
+    } else {
+        listing_unsent(c, l, ZMARSHALLINGERROR);
+    }
 }
 
 int zkl__listing_send(zkl__att_t *a, strings_stat_completion_t done,
@@ -106,21 +140,25 @@ void zkl__listing_flush(zkl_client_t *c)
     zkl__listing_t *l;
 
     while ((l = c->listings) != NULL) {
-        size_t i;
         int rc;
 
         c->listings = l->next;
-        rc = zkl__listing_send(l->atts[0], listing_done, l);
-        if (rc == ZOK) {
-            c->stats.requests++;
-            c->stats.listings++;
+        if (zkl__fence_up(c)) {
+            listing_unsent(c, l, 0);
             continue;
         }
-        for (i = 0; i < l->n; i++) {
-            zkl__req_done(c);
-            zkl__att_list_unsent(l->atts[i], rc);
+        rc = zkl__listing_send(l->atts[0], listing_done, l);
+        switch (zkl__fence_sent(c, rc, listing_resolve, l, NULL)) {
+        case ZKL__REFUSED:
+            listing_unsent(c, l, rc);
+            continue;
+        case ZKL__MAYBE:
+            l->fenced = 1; /* counted until listing_resolve() */
+            break;
+        case ZKL__SENT:
+            break;
         }
-        zkl__free(l->atts);
-        zkl__free(l);
+        c->stats.requests++;
+        c->stats.listings++;
     }
 }

@@ -173,7 +173,10 @@ static void config_done(int rc, const char *value, int len,
     zkl__views_t *v = c->views;
 
     (void)st;
-    zkl__req_done(c);
+    if (c->cfg_out) {
+        c->cfg_out = 0;
+        zkl__req_done(c);
+    }
     /* Only the answer to the latest look counts: a look sent before
      * another client's connection may predate a reconfiguration. */
     if (!c->closing && v != NULL && c->cfg_gen == v->cfg_gen && rc == ZOK &&
@@ -199,10 +202,13 @@ void zkl__views_connected(zkl_client_t *c)
         return;
     v->solo = 0;
     c->cfg_gen = ++v->cfg_gen;
+    /* In the window's count only when surely queued: a completion that
+     * the ZooKeeper client may run although it said ZMARSHALLINGERROR
+     * (see fence.c) then has nothing to undo, and one that never comes
+     * leaves the servers taken for several, which is only slower. */
     rc = zoo_agetconfig(c->zh, 0, config_done, c); /* no chroot */
-    /* ZMARSHALLINGERROR: the ZooKeeper client queued the completion
-     * before it failed, and calls it later. */
-    if (rc == ZOK || rc == ZMARSHALLINGERROR) {
+    if (rc == ZOK && !c->cfg_out) {
+        c->cfg_out = 1;
         c->stats.requests++;
         zkl__req_sent(c);
     }

@@ -534,6 +534,46 @@ static void parent_created(int rc, const char *value, const void *data)
     (void)count_answered(SEM(data));
 }
 
+/* A count node request whose fate was unknown (fence.c), now settled:
+ * the pin goes, and the request too if its completion never came; then
+ * the count is read again (the request changed nothing either way). */
+static void count_resolve(zkl_client_t *c, void *rec, void *aux)
+{
+    zkl__sem_t *g = rec;
+    int came = g->inflight == 1;
+
+    (void)aux;
+    g->inflight--;
+    if (!came) {
+        g->inflight--;
+        zkl__req_done(c);
+    }
+    if (g->done && g->inflight == 0) {
+        sem_free(g);
+        return;
+    }
+    if (!g->done && !c->closing)
+        count_retry(g);
+}
+
+/* Counts a count node request: 1 when the ZooKeeper client took it; 0
+ * when it did not, or may have (then pinned until count_resolve()). */
+static int count_sent(zkl__sem_t *g, int rc)
+{
+    switch (zkl__fence_sent(g->c, rc, count_resolve, g, NULL)) {
+    case ZKL__SENT:
+        g->inflight++;
+        zkl__req_sent(g->c);
+        return 1;
+    case ZKL__MAYBE:
+        g->inflight += 2;
+        zkl__req_sent(g->c);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
 /* Curator's SharedCount creates its node with the seed: the same here,
  * with the participants' agreed limit, its ancestors as containers. */
 static void count_create(zkl__sem_t *g)
@@ -543,29 +583,29 @@ static void count_create(zkl__sem_t *g)
     size_t len = strlen(g->count_path), i;
     uint32_t v = (uint32_t)g->members[0]->sem->max;
 
+    if (zkl__fence_up(c)) {
+        count_retry(g); /* from the read, once requests go again */
+        return;
+    }
     strcpy(tmp, g->count_path);
     for (i = 1; i < len; i++) {
         if (tmp[i] != '/')
             continue;
         tmp[i] = '\0';
-        if (zoo_acreate(c->zh, tmp, NULL, -1, &c->acl, ZOO_CONTAINER,
-                        parent_created, g) == ZOK) {
-            g->inflight++;
-            zkl__req_sent(c);
-        }
+        if (!count_sent(g, zoo_acreate(c->zh, tmp, NULL, -1, &c->acl,
+                                       ZOO_CONTAINER, parent_created, g)) &&
+            zkl__fence_up(c))
+            return; /* count_resolve() reads again */
         tmp[i] = '/';
     }
     seed[0] = (char)(v >> 24);
     seed[1] = (char)(v >> 16);
     seed[2] = (char)(v >> 8);
     seed[3] = (char)v;
-    if (zoo_acreate(c->zh, g->count_path, seed, 4, &c->acl, ZOO_PERSISTENT,
-                    count_created, g) == ZOK) {
-        g->inflight++;
-        zkl__req_sent(c);
-    } else {
+    if (!count_sent(g, zoo_acreate(c->zh, g->count_path, seed, 4, &c->acl,
+                                   ZOO_PERSISTENT, count_created, g)) &&
+        !zkl__fence_up(c))
         count_retry(g);
-    }
 }
 
 static void count_done(int rc, const char *value, int len,
@@ -606,10 +646,10 @@ static void count_read(zkl__sem_t *g)
 
     g->count_wanted = 0;
     rc = zoo_awget(c->zh, g->count_path, zkl__watcher, c, count_done, g);
-    if (rc == ZOK) {
-        g->inflight++;
-        zkl__req_sent(c);
+    if (count_sent(g, rc)) {
         c->stats.requests++;
+    } else if (zkl__fence_up(c)) {
+        /* count_resolve() reads again if need be. */
     } else if (zkl__rc_class(rc) == ZKL__RC_GONE) {
         count_retry(g); /* the session handling brings a new handle */
     } else {

@@ -226,6 +226,54 @@ TEST(rw_downgrade_dies_with_write_release)
     zkl_client_free(a);
 }
 
+static void delete_path(void *arg)
+{
+    (void)t_zk_delete(arg);
+}
+
+/* The downgrade's transaction is applied but its answer is lost, and the
+ * write node is deleted before the retry: the retry's check fails, and
+ * the read node the first try made must not stay (it would block every
+ * writer until the session ends). */
+TEST(rw_downgrade_lost_reply_leaves_no_read_node)
+{
+    fp_t *fp = fp_new(t_base, t_port());
+    zkl_client_t *a, *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    static t_lock_t two[2];
+    static char full[512];
+    char wname[ZKL_NODE_NAME_SIZE];
+    t_lock_t w2;
+
+    ASSERT(fp != NULL);
+    a = t_client(fp_hosts(fp), 10000, NULL);
+    pair_init(two, a, p);
+    acquire(&two[1]);
+    ASSERT(t_run_until(&two[1].acquired, 5000));
+    ASSERT_RC(zkl_lock_node_name(two[1].lk, wname, sizeof wname), ZKL_OK);
+    snprintf(full, sizeof full, "%s/%s", p, wname);
+    fp_on_reset(fp, delete_path, full);
+    fp_arm(fp, 14 /* multi */, FP_LOSE, 50);
+    acquire(&two[0]);
+    ASSERT(WAIT_FOR(two[0].n > 0 && two[1].lost > 0, 10000));
+    ASSERT_EQ(fp_fired(fp), 1);
+    ASSERT_EQ(two[0].acquired, 0);
+    ASSERT_EQ(two[0].failed, 1);
+    ASSERT(WAIT_FOR(zkl_client_pending(a) == 0, 10000));
+    ASSERT_EQ(t_zk_count(p), 0);
+    /* A writer of another session takes the lock. */
+    t_lock_init_kind(&w2, b, p, ZKL_KIND_WRITE);
+    acquire(&w2);
+    ASSERT(t_run_until(&w2.acquired, 5000));
+    release(&w2);
+    zkl_lock_free(two[0].lk);
+    zkl_lock_free(two[1].lk);
+    zkl_lock_free(w2.lk);
+    zkl_client_free(a);
+    zkl_client_free(b);
+    fp_free(fp);
+}
+
 TEST(rw_downgrade_refused_once_the_write_node_is_gone)
 {
     /* The write node is deleted by someone else and another writer

@@ -96,7 +96,10 @@ log4j.appender.F.File=${zk.logfile}
 log4j.appender.F.layout=org.apache.log4j.PatternLayout
 log4j.appender.F.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{1} - %m%n
 L4J
+    # Quotas are enforced (zookeeper.enforceQuota): a path without one
+    # is not affected, and the tests of a hard quota need it.
     setsid java -Xmx512m -XX:+UseSerialGC -Dzookeeper.admin.enableServer=false \
+        -Dzookeeper.enforceQuota=true \
         -Dzk.logfile="$dir/server.log" \
         -Dlog4j.configuration="file:$dir/log4j.properties" \
         -cp "$CP" "$main" "$dir/zoo.cfg" \

@@ -1,0 +1,138 @@
+/* The fence: owns c->fence, the one request whose fate the ZooKeeper
+ * client left unknown, and the barrier that settles it.
+ *
+ * Why: in 3.8 every zoo_a*() call registers its completion before it
+ * allocates the buffer that queues the request, and returns
+ * ZMARSHALLINGERROR both when an allocation before the registration
+ * failed (no completion will come) and when that last one did (the
+ * completion stays queued, its request never leaves: the next reply
+ * finds it in the way, the client drops the connection and fails every
+ * queued completion, this one first; zookeeper_close() fails it too).
+ * Neither outcome touches the server. The record that rides on such a
+ * request must outlive a completion that may still come, and must learn
+ * when it will not. Completions run in the order their requests were
+ * queued, so the client sends a barrier (a read of "/") right behind it:
+ * once the barrier's completion has run, so has every completion queued
+ * before it. Until then the client holds its requests (zkl__is_connected
+ * says no, and the senders that do not step check zkl__fence_up), so
+ * nothing else of the fenced record's is queued between it and the
+ * barrier, and its own count then tells whether the completion came.
+ * Holding requests also keeps a second request from needing the fence.
+ */
+#include <stdint.h>
+
+#include "internal.h"
+
+/* How soon a barrier the ZooKeeper client refused is tried again, and
+ * how many tries before the handle is given up: each try that failed
+ * with ZMARSHALLINGERROR may itself have been queued, and only a barrier
+ * with a token of its own can be told apart from those. */
+#define ZKL__FENCE_RETRY_MS 10
+
+static void barrier_done(int rc, const struct Stat *st, const void *data)
+{
+    const struct zkl__fence_tok *t = data;
+    zkl_client_t *c = t->c;
+    struct zkl__fence *f = &c->fence;
+
+    (void)rc;
+    (void)st;
+    /* A barrier that the client reported as not queued but did queue:
+     * it says nothing, the sure one behind it will. */
+    if (!f->active || t != &f->tok[f->sure])
+        return;
+    zkl__fence_settle(c);
+}
+
+/* Tries to queue the barrier; 1 once one is surely queued. */
+static int send_barrier(zkl_client_t *c)
+{
+    struct zkl__fence *f = &c->fence;
+    int rc;
+
+    if (f->tries >= ZKL__FENCE_TOKENS) {
+        /* Every token may be queued: none can be told apart any more.
+         * A new session settles everything (zookeeper_close() fails
+         * every queued completion); until then nothing is sent. */
+        if (!c->expired) {
+            ZKL_LOG(ZKL_LOG_ERROR, "zklock: the ZooKeeper client keeps "
+                    "failing to queue requests: opening a new session");
+            c->expired = 1;
+        }
+        return 0;
+    }
+    f->tok[f->tries].c = c;
+    rc = zoo_aexists(c->zh, "/", 0, barrier_done, &f->tok[f->tries]);
+    if (rc == ZOK) {
+        f->sure = f->tries;
+        f->retry_at = 0;
+        c->stats.requests++;
+        return 1;
+    }
+    if (rc == ZMARSHALLINGERROR)
+        f->tries++; /* that token may come back: not used again */
+    f->retry_at = zkl__now_ms() + ZKL__FENCE_RETRY_MS;
+    return 0;
+}
+
+int zkl__fence_sent(zkl_client_t *c, int rc, zkl__fence_fn resolve,
+                    void *rec, void *aux)
+{
+    struct zkl__fence *f = &c->fence;
+
+    if (rc == ZOK)
+        return ZKL__SENT;
+    if (rc != ZMARSHALLINGERROR)
+        return ZKL__REFUSED;
+    if (f->active) {
+        /* Senders check zkl__fence_up() first, so only one that does
+         * not gets here: its record cannot be tracked, and stays pinned
+         * for good rather than freed under a completion that may come. */
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: a second request of unknown fate");
+        return ZKL__MAYBE;
+    }
+    ZKL_LOG(ZKL_LOG_WARN, "zklock: the ZooKeeper client could not queue a "
+            "request (out of memory?): holding requests until it is "
+            "known whether its completion will come");
+    f->active = 1;
+    f->tries = 0;
+    f->sure = ZKL__FENCE_TOKENS;
+    f->resolve = resolve;
+    f->rec = rec;
+    f->aux = aux;
+    c->stats.fences++;
+    (void)send_barrier(c);
+    return ZKL__MAYBE;
+}
+
+int zkl__fence_up(const zkl_client_t *c)
+{
+    return c->fence.active;
+}
+
+void zkl__fence_settle(zkl_client_t *c)
+{
+    struct zkl__fence *f = &c->fence;
+    zkl__fence_fn resolve = f->resolve;
+    void *rec = f->rec, *aux = f->aux;
+
+    if (!f->active)
+        return;
+    f->active = 0;
+    f->resolve = NULL;
+    f->rec = f->aux = NULL;
+    resolve(c, rec, aux);
+    if (!c->closing)
+        zkl__on_connected(c, 0); /* what waited for the fence goes now */
+}
+
+uint64_t zkl__fence_clock(zkl_client_t *c, uint64_t now)
+{
+    struct zkl__fence *f = &c->fence;
+
+    if (!f->active || f->sure < ZKL__FENCE_TOKENS || c->zh == NULL)
+        return 0;
+    if (now >= f->retry_at && !send_barrier(c))
+        return c->expired ? 0 : f->retry_at;
+    return f->sure < ZKL__FENCE_TOKENS ? 0 : f->retry_at;
+}

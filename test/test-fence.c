@@ -1,0 +1,222 @@
+/* Requests the ZooKeeper client calls refused (ZMARSHALLINGERROR) after
+ * it had queued their completions (see lib/fence.c): the completion
+ * still runs, into a record the caller must not have freed. Here the
+ * interposed call (test/interpose.c) queues and sends the request for
+ * real and says ZMARSHALLINGERROR all the same; on a build that frees
+ * its record at that answer, each of these tests runs a completion on
+ * freed memory (AddressSanitizer reports it; the plain build crashes or
+ * answers twice). Each asserts one answer per call, the request's
+ * effect, the client's fence count, and no node left. */
+#include "common.h"
+#include "harness.h"
+#include "interpose.h"
+
+#define SESSION_MS 10000
+
+static void expect_fences(zkl_client_t *c, uint64_t n)
+{
+    ASSERT_EQ(t_stats(c).fences, n);
+}
+
+/* The create of an acquire: its completion still tells the node, and
+ * the listing that was to follow it in the same step goes after. */
+TEST(fence_create_completion_still_runs)
+{
+    zkl_client_t *c = t_client(t_hosts(), SESSION_MS, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t a;
+
+    t_lock_init(&a, c, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK); /* makes the path */
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&a.released, 5000));
+    t_maybe_next("zoo_acreate2");
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(a.acquired == 2, 5000));
+    ASSERT_EQ(t_maybes(), 1);
+    expect_fences(c, 1);
+    ASSERT_EQ(a.failed, 0);
+    ASSERT_EQ(t_zk_count(p), 1);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(WAIT_FOR(a.released == 2, 5000));
+    ASSERT_EQ(a.n, 4);
+    ASSERT_EQ(t_zk_count(p), 0);
+    ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+    zkl_lock_free(a.lk);
+    zkl_client_free(c);
+}
+
+/* A pass's shared listing (listing.c): its attempts learn their place
+ * from the completion that still comes. */
+TEST(fence_listing_completion_still_runs)
+{
+    zkl_client_t *c = t_client(t_hosts(), SESSION_MS, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t a, b;
+
+    t_lock_init(&a, c, p);
+    t_lock_init(&b, c, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&a.released, 5000));
+    t_maybe_next("zoo_aget_children2");
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(a.acquired == 2, 5000));
+    ASSERT_EQ(t_maybes(), 1);
+    expect_fences(c, 1);
+    /* b's create waited for the barrier (requests are held meanwhile). */
+    ASSERT_EQ(t_zk_wait_count(p, 2, 5000), 2);
+    ASSERT_EQ(b.acquired, 0);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&b.acquired, 5000));
+    ASSERT_RC(zkl_lock_release(b.lk), ZKL_OK);
+    ASSERT(t_run_until(&b.released, 5000));
+    ASSERT_EQ(a.failed + b.failed, 0);
+    ASSERT_EQ(t_zk_count(p), 0);
+    ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+    zkl_client_free(c);
+}
+
+/* A release's delete: applied, and RELEASED once, with 0. */
+TEST(fence_delete_completion_still_runs)
+{
+    zkl_client_t *c = t_client(t_hosts(), SESSION_MS, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t a;
+
+    t_lock_init(&a, c, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    t_maybe_next("zoo_adelete");
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&a.released, 5000));
+    ASSERT_EQ(t_maybes(), 1);
+    ASSERT_RC(a.last_status, ZKL_OK);
+    t_run_for(200);
+    ASSERT_EQ(a.released, 1);
+    ASSERT_EQ(a.n, 2);
+    expect_fences(c, 1);
+    ASSERT_EQ(t_zk_count(p), 0);
+    ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+    zkl_lock_free(a.lk);
+    zkl_client_free(c);
+}
+
+/* A waiter's watch on its predecessor, a node of another process's (so
+ * no watchless wait on an attempt of ours): the watch was set, and the
+ * waiter holds once that node goes. */
+TEST(fence_pred_watch_completion_still_runs)
+{
+    zkl_client_t *c = t_client(t_hosts(), SESSION_MS, NULL);
+    const char *p = t_path(NULL);
+    char other[600];
+    t_lock_t a;
+
+    t_lock_init(&a, c, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK); /* makes the path */
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&a.released, 5000));
+    /* A contender of another client library: Curator's name for a
+     * mutex node, made by the test's own session. */
+    snprintf(other, sizeof other,
+             "%s/_c_00000000-0000-0000-0000-000000000000-lock-0000000000",
+             p);
+    ASSERT_EQ(t_zk_create_as(NULL, other, 0), 0);
+    t_maybe_next("zoo_awget");
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(t_maybes() == 1, 5000));
+    t_run_for(300);
+    expect_fences(c, 1);
+    ASSERT_EQ(a.acquired, 1);
+    ASSERT_EQ(t_zk_delete(other), 0);
+    ASSERT(WAIT_FOR(a.acquired == 2, 5000));
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(WAIT_FOR(a.released == 2, 5000));
+    ASSERT_EQ(a.failed, 0);
+    ASSERT_EQ(t_zk_count(p), 0);
+    ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+    zkl_lock_free(a.lk);
+    zkl_client_free(c);
+}
+
+static void pair_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                    void *arg)
+{
+    t_lock_t *two = arg;
+
+    t_lock_cb(lk, ev, status, &two[zkl_lock_kind(lk) == ZKL_KIND_WRITE]);
+}
+
+/* A downgrade's multi: the read node is made in the write node's place
+ * and the read side holds. */
+TEST(fence_downgrade_completion_still_runs)
+{
+    zkl_client_t *c = t_client(t_hosts(), SESSION_MS, NULL);
+    const char *p = t_path(NULL);
+    static t_lock_t two[2];
+    t_lock_t *const r = &two[0], *const w = &two[1];
+    zkl_lock_t *rl, *wl;
+
+    memset(two, 0, sizeof two);
+    ASSERT_RC(zkl_rwlock_new(&rl, &wl, c, p, pair_cb, two), ZKL_OK);
+    r->lk = rl;
+    w->lk = wl;
+    ASSERT_RC(zkl_lock_acquire(wl, -1), ZKL_OK);
+    ASSERT(t_run_until(&w->acquired, 5000));
+    t_maybe_next("zoo_amulti");
+    ASSERT_RC(zkl_lock_acquire(rl, -1), ZKL_OK);
+    ASSERT(t_run_until(&r->acquired, 5000));
+    ASSERT_EQ(t_maybes(), 1);
+    expect_fences(c, 1);
+    ASSERT_EQ(t_zk_count(p), 2);
+    ASSERT_RC(zkl_lock_release(wl), ZKL_OK);
+    ASSERT(t_run_until(&w->released, 5000));
+    ASSERT_RC(zkl_lock_release(rl), ZKL_OK);
+    ASSERT(t_run_until(&r->released, 5000));
+    ASSERT_EQ(r->failed + w->failed, 0);
+    ASSERT_EQ(t_zk_count(p), 0);
+    ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+    zkl_lock_free(rl);
+    zkl_lock_free(wl);
+    zkl_client_free(c);
+}
+
+/* zkl_contenders(): the call is accepted and answered once, through its
+ * callback, with ZKL_ENOMEM (the client could not tell it was sent). */
+TEST(fence_contenders_answered_once)
+{
+    zkl_client_t *c = t_client(t_hosts(), SESSION_MS, NULL);
+    const char *p = t_path(NULL);
+    t_listing_t l;
+    t_lock_t a;
+
+    memset(&l, 0, sizeof l);
+    t_lock_init(&a, c, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    t_maybe_next("zoo_aget_children2");
+    ASSERT_RC(zkl_contenders(c, p, t_listing_cb, &l), ZKL_OK);
+    ASSERT(t_run_until(&l.done, 5000));
+    ASSERT_EQ(t_maybes(), 1);
+    ASSERT_RC(l.status, ZKL_ENOMEM);
+    t_run_for(200);
+    ASSERT_EQ(l.done, 1);
+    expect_fences(c, 1);
+    /* Requests go again: the next one is answered in full. */
+    memset(&l, 0, sizeof l);
+    ASSERT_RC(zkl_contenders(c, p, t_listing_cb, &l), ZKL_OK);
+    ASSERT(t_run_until(&l.done, 5000));
+    ASSERT_RC(l.status, ZKL_OK);
+    ASSERT_EQ(l.n, 1);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&a.released, 5000));
+    ASSERT_EQ(t_zk_count(p), 0);
+    zkl_lock_free(a.lk);
+    zkl_client_free(c);
+}
