@@ -1223,8 +1223,12 @@ static void create_answered(zkl__att_t *a, int rc, const char *value,
         }
         break;
     case ZKL__RC_NONODE:
-        /* No parent: the listing says so too. */
-        att_set_node(a, ZKL__NODE_NONE);
+        /* No parent: the listing says so too. A downgrade's check
+         * failed instead, and an earlier try whose answer was lost may
+         * have made its node: known by name, so deleted by name, also
+         * when its hold ended first (see fixed_created). */
+        att_set_node(a, (a->flags & ZKL__F_FIXED) ? ZKL__NODE_KNOWN
+                                                  : ZKL__NODE_NONE);
         break;
     case ZKL__RC_EXISTS:
     case ZKL__RC_CONNLOSS:

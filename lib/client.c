@@ -837,7 +837,8 @@ static void arm(zkl_client_t *c, int zfd, int events, long ms)
         ms = sooner(ms, keepalive_at(c), now);
     if (c->pause_until != 0)
         ms = sooner(ms, c->pause_until, now);
-    if (c->fence.active && c->fence.sure == ZKL__FENCE_TOKENS)
+    if (c->fence.active && c->fence.sure == ZKL__FENCE_TOKENS &&
+        c->fence.retry_at != 0)
         ms = sooner(ms, c->fence.retry_at, now);
     if (c->ops->timer(c->loop_data, ms) != 0)
         ZKL_LOG(ZKL_LOG_ERROR, "zklock: loop adapter timer failed");
@@ -989,7 +990,9 @@ static void quiesce(zkl_client_t *c)
 {
     uint64_t end = zkl__now_ms() + 1000, now;
 
-    while (zkl__is_connected(c) && in_flight(c) &&
+    /* Connected, whether or not new requests are held (fence, pause):
+     * the replies on their way are what it waits for. */
+    while (c->zh != NULL && c->connected && !c->expired && in_flight(c) &&
            zoo_state(c->zh) == ZOO_CONNECTED_STATE &&
            (now = zkl__now_ms()) < end) {
         struct pollfd p;

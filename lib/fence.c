@@ -69,6 +69,12 @@ static int send_barrier(zkl_client_t *c)
         c->stats.requests++;
         return 1;
     }
+    if (zkl__rc_class(rc) == ZKL__RC_GONE) {
+        /* A dead handle: closing it (a new session, or the client's
+         * teardown) runs every queued completion, then settles. */
+        f->retry_at = 0;
+        return 0;
+    }
     if (rc == ZMARSHALLINGERROR)
         f->tries++; /* that token may come back: not used again */
     f->retry_at = zkl__now_ms() + ZKL__FENCE_RETRY_MS;
@@ -130,7 +136,8 @@ uint64_t zkl__fence_clock(zkl_client_t *c, uint64_t now)
 {
     struct zkl__fence *f = &c->fence;
 
-    if (!f->active || f->sure < ZKL__FENCE_TOKENS || c->zh == NULL)
+    if (!f->active || f->sure < ZKL__FENCE_TOKENS || c->zh == NULL ||
+        f->retry_at == 0)
         return 0;
     if (now >= f->retry_at && !send_barrier(c))
         return c->expired ? 0 : f->retry_at;

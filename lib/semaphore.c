@@ -667,7 +667,7 @@ void zkl__sem_run(zkl_client_t *c)
     if (!zkl__is_connected(c))
         return;
     c->sem_work = 0;
-    for (g = c->sems; g != NULL; g = nx) {
+    for (g = c->sems; g != NULL && !zkl__fence_up(c); g = nx) {
         nx = g->next;
         if (g->count_wanted && !g->done)
             count_read(g);
