@@ -477,6 +477,12 @@ int t_selected(const char *name, int argc, char **argv)
 
 int t_finish(void)
 {
+    /* A run that selected nothing proved nothing: a misspelt name, or a
+     * list that lost its tests, must not read as a pass. */
+    if (passed + failed == 0) {
+        printf("FAIL: no test selected\n");
+        failed = 1;
+    }
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -123,7 +123,8 @@ void t_run_case(const t_case_t *tc, void (*setup)(void),
 /* Whether a test is chosen by argv[0..argc-1] ("=NAME": that test; else a
  * substring; none: every test). */
 int t_selected(const char *name, int argc, char **argv);
-/* Prints "N passed, N failed"; the exit status. */
+/* Prints "N passed, N failed"; the exit status. A run of no test is a
+ * failure ("0 passed, 1 failed"). */
 int t_finish(void);
 
 #endif

@@ -387,24 +387,41 @@ static void teardown(void)
 /* run-tests [NAME-SUBSTRING...]: the tests whose names match.
  * run-tests --leftovers: checks that no lock node is left anywhere
  * (suite.sh runs it after every other test).
- * run-tests --ensemble [...]: the tests of a 3-node ensemble. */
+ * run-tests --ensemble [...]: the tests of a 3-node ensemble.
+ * run-tests --list [--ensemble] [...]: the names those would run, one a
+ * line, none run (suite.sh starts a runner only when it selects some:
+ * a run of no test fails). */
 int main(int argc, char **argv)
 {
     static const t_case_t left = {"no_lock_nodes_left",
                                   test_no_lock_nodes_left, 120};
-    size_t i;
+    const t_case_t *list = tests;
+    size_t i, n = sizeof tests / sizeof tests[0];
+    int listing = 0;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc == 2 && strcmp(argv[1], "--leftovers") == 0) {
         t_run_case(&left, NULL, NULL);
-    } else if (argc >= 2 && strcmp(argv[1], "--ensemble") == 0) {
-        for (i = 0; i < sizeof ens_tests / sizeof ens_tests[0]; i++)
-            if (t_selected(ens_tests[i].name, argc - 2, argv + 2))
-                t_run_case(&ens_tests[i], setup, teardown);
-    } else {
-        for (i = 0; i < sizeof tests / sizeof tests[0]; i++)
-            if (t_selected(tests[i].name, argc - 1, argv + 1))
-                t_run_case(&tests[i], setup, teardown);
+        return t_finish();
     }
-    return t_finish();
+    if (argc >= 2 && strcmp(argv[1], "--list") == 0) {
+        listing = 1;
+        argc--;
+        argv++;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--ensemble") == 0) {
+        list = ens_tests;
+        n = sizeof ens_tests / sizeof ens_tests[0];
+        argc--;
+        argv++;
+    }
+    for (i = 0; i < n; i++) {
+        if (!t_selected(list[i].name, argc - 1, argv + 1))
+            continue;
+        if (listing)
+            printf("%s\n", list[i].name);
+        else
+            t_run_case(&list[i], setup, teardown);
+    }
+    return listing ? 0 : t_finish();
 }

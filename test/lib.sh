@@ -36,6 +36,11 @@ wait_count() { # path, contenders wanted, seconds
 }
 
 finish() {
+    # A script whose checks all went unrun proved nothing.
+    if [ $((passed + failed)) = 0 ]; then
+        echo "FAIL: ${ZKL_TEST_PREFIX:-}$SUITE (no check ran)"
+        failed=1
+    fi
     echo "$passed passed, $failed failed"
     [ "$failed" = 0 ]
 }

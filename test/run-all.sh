@@ -21,9 +21,16 @@ fi
 
 passed=0
 failed=0
-add() { # a closing line of a run
-    passed=$((passed + $(echo "$1" | cut -d' ' -f1)))
-    failed=$((failed + $(echo "$1" | cut -d' ' -f3)))
+add() { # a closing line of a run; one that ran nothing is a failure
+    local p f
+    p=$(echo "$1" | cut -d' ' -f1)
+    f=$(echo "$1" | cut -d' ' -f3)
+    if [ $((p + f)) = 0 ]; then
+        echo "FAIL: a stage ran no test"
+        f=1
+    fi
+    passed=$((passed + p))
+    failed=$((failed + f))
 }
 
 # The two builds' suites run side by side, each against its own server

@@ -33,6 +33,7 @@ trap cleanup EXIT INT TERM
 
 passed=0
 failed=0
+ran=0 # runners started, the leftover checks aside
 if ! ZKL_TEST_HOSTS=$("$top_srcdir/test/zkserver.sh" start "$ZKL_TEST_ZKDIR"); then
     echo "FAIL: could not start a ZooKeeper server (install the zookeeper package)"
     echo "0 passed, 1 failed"
@@ -42,20 +43,37 @@ export ZKL_TEST_HOSTS
 echo "# ZooKeeper at $ZKL_TEST_HOSTS ($ZKL_TEST_ZKDIR)"
 
 tally() { # parses a runner's closing line
-    local line
+    local line p f
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1)
     if [ -z "$line" ]; then
         failed=$((failed + 1))
         echo "FAIL: $2 (no summary line; crashed?)"
         return
     fi
-    passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
-    failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
+    p=$(echo "$line" | cut -d' ' -f1)
+    f=$(echo "$line" | cut -d' ' -f3)
+    if [ $((p + f)) = 0 ]; then
+        failed=$((failed + 1))
+        echo "FAIL: $2 (ran no test)"
+        return
+    fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+}
+
+# Whether run-tests [--ensemble] selects any test by the names given: a
+# runner that would select none is not started (it would fail, rightly,
+# for running nothing); the suite as a whole must still run something.
+selects() {
+    [ -n "$("$top_builddir/test/run-tests" --list "$@")" ]
 }
 
 wrap=${ZKL_TEST_WRAPPER:-}
-$wrap "$top_builddir/test/run-tests" "$@" | tee "$work/c.out"
-tally "$work/c.out" run-tests
+if [ $# = 0 ] || selects "$@"; then
+    ran=$((ran + 1))
+    $wrap "$top_builddir/test/run-tests" "$@" | tee "$work/c.out"
+    tally "$work/c.out" run-tests
+fi
 
 # The adapter suite, on every loop adapter that was built ("adapters"
 # selects them all when test names are given).
@@ -68,6 +86,7 @@ for a in "$top_builddir"/test/adapter-*; do
     [ $want_adapters = 1 ] && [ -x "$a" ] && [ -f "$a" ] || continue
     case "$a" in *.o) continue ;; esac
     name=$(basename "$a")
+    ran=$((ran + 1))
     $wrap "$a" | tee "$work/$name.out"
     tally "$work/$name.out" "$name"
 done
@@ -81,6 +100,7 @@ for t in "$top_srcdir"/test/test-*.sh; do
         for f in "$@"; do case "$name" in *"$f"*) want=1 ;; esac; done
         [ $want = 1 ] || continue
     fi
+    ran=$((ran + 1))
     timeout 600 bash "$t" | tee "$work/$name.out"
     tally "$work/$name.out" "$name"
 done
@@ -91,16 +111,11 @@ tally "$work/leftovers.out" leftovers
 
 # Failover: a 3-node ensemble of its own (skipped only when the test
 # names given select none of its tests).
-want_ens=1
-if [ $# -gt 0 ]; then
-    want_ens=0
-    for f in "$@"; do case "ensemble" in *"$f"*) want_ens=1 ;; esac; done
-    for f in "$@"; do case "$f" in ensemble*) want_ens=1 ;; esac; done
-fi
-if [ $want_ens = 1 ]; then
+if [ $# = 0 ] || selects --ensemble "$@"; then
     export ZKL_TEST_ENSEMBLE=$work/ens
     if ens_hosts=$("$top_srcdir/test/zkserver.sh" ensemble "$ZKL_TEST_ENSEMBLE" 3); then
         echo "# ensemble at $ens_hosts"
+        ran=$((ran + 1))
         ZKL_TEST_HOSTS=$ens_hosts $wrap "$top_builddir/test/run-tests" --ensemble "$@" | tee "$work/ens.out"
         tally "$work/ens.out" ensemble
         ZKL_TEST_HOSTS=$ens_hosts "$top_builddir/test/run-tests" --leftovers | tee "$work/ens-leftovers.out"
@@ -112,5 +127,10 @@ if [ $want_ens = 1 ]; then
     "$top_srcdir/test/zkserver.sh" kill "$ZKL_TEST_ENSEMBLE" >/dev/null 2>&1 || true
 fi
 
+# The leftover checks alone are no run of the tests asked for.
+if [ "$ran" = 0 ]; then
+    echo "FAIL: no test selected by: $*"
+    failed=1
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
