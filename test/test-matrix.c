@@ -359,6 +359,25 @@ SEM_MATRIX(waiting, S_WAITING)
 SEM_MATRIX(held, S_HELD)
 SEM_MATRIX(release, S_RELEASE)
 
+/* Whether dir's child name is gone within ms. */
+static int wait_gone(const char *dir, const char *name, long ms)
+{
+    uint64_t end = t_now_ms() + (uint64_t)ms;
+    char **names;
+    int n, i, found;
+
+    do {
+        n = t_zk_children(dir, &names);
+        for (i = 0, found = 0; i < n; i++)
+            found |= strcmp(names[i], name) == 0;
+        t_zk_free_names(names, n);
+        if (!found)
+            return 1;
+        t_run_for(100);
+    } while (t_now_ms() < end);
+    return 0;
+}
+
 /* A waiter holding the semaphore's mutex, with its lease beyond the
  * limit, loses the mutex without losing its session (a slow return path
  * makes it presume the session gone): its surplus lease must go too, or
@@ -371,29 +390,48 @@ TEST(sem_mutex_lost_surplus_lease_goes)
     zkl_client_t *q = t_client(t_hosts(), 10000, NULL);
     zkl_client_t *x;
     const char *p = t_path(NULL);
-    char d[512];
+    char d[512], m[512], surplus[ZKL_NODE_NAME_SIZE], xmutex[256];
+    char **names;
+    int n;
     t_lock_t h, pl, ql;
 
     memset(&pc, 0, sizeof pc);
     x = t_client(fp_hosts(fp), 2000, &pc);
     snprintf(d, sizeof d, "%s/leases", p);
+    snprintf(m, sizeof m, "%s/locks", p);
     t_lock_init_lease(&h, a, p, 1);
     t_lock_init_lease(&pl, x, p, 1);
     t_lock_init_lease(&ql, q, p, 1);
     ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
     ASSERT(t_run_until(&h.acquired, 5000));
+    /* X holds the mutex and has a lease beyond the limit: its own. */
     ASSERT_RC(zkl_lock_acquire(pl.lk, -1), ZKL_OK);
     ASSERT_EQ(t_zk_wait_count(d, 2, 5000), 2);
+    ASSERT_RC(zkl_lock_node_name(pl.lk, surplus, sizeof surplus), ZKL_OK);
     t_run_for(300);
+    /* Q waits for the mutex behind X. */
     ASSERT_RC(zkl_lock_acquire(ql.lk, -1), ZKL_OK);
+    ASSERT_EQ(t_zk_wait_count(m, 2, 5000), 2);
+    n = t_zk_children(m, &names);
+    snprintf(xmutex, sizeof xmutex, "%s", names[0]);
+    t_zk_free_names(names, n);
     t_run_for(300);
-        fp_latency_down(fp, 1000);
+    /* Every byte to X a second late, for twice its session timeout: X
+     * presumes its session gone, so its mutex is LOST to it. */
+    fp_latency_down(fp, 1000);
     t_run_for(4000);
-    fp_latency(fp, 0);
     fp_latency_down(fp, 0);
-    t_run_for(2000);
-    fprintf(stderr, "after stall: leases %d expired=%d\n", t_zk_count(d),
-            t_has_event(&pc, ZKL_CONN_EXPIRED));
+    /* The session survived (the server heard X all along), so nothing
+     * but zklock itself can have deleted X's nodes: its mutex node and,
+     * with it, the surplus lease; H still holds its lease. */
+    ASSERT(WAIT_FOR(pc.connected, 10000));
+    ASSERT(!t_has_event(&pc, ZKL_CONN_EXPIRED));
+    ASSERT(wait_gone(m, xmutex, 10000)); /* lost, not only slow */
+    ASSERT(wait_gone(d, surplus, 10000));
+    ASSERT(zkl_lock_is_held(h.lk));
+    ASSERT_EQ(pl.n, 0);
+    ASSERT_EQ(ql.n, 0);
+    /* And both waiters get their lease in turn. */
     ASSERT_RC(zkl_lock_release(h.lk), ZKL_OK);
     ASSERT(WAIT_FOR(pl.acquired || ql.acquired, 10000));
     if (pl.acquired)
