@@ -85,6 +85,14 @@ TEST(bad_args_options_client)
     zkl_options_free(NULL);
     zkl_options_free(o);
 
+    /* A list the ZooKeeper client refuses (no port): ZKL_EZK, no
+     * client. */
+    ASSERT_RC(zkl_options_new(&o), ZKL_OK);
+    ASSERT_RC(zkl_options_set_servers(o, "127.0.0.1"), ZKL_OK);
+    ASSERT_RC(zkl_client_new(&c, o), ZKL_EZK);
+    ASSERT(c == NULL);
+    zkl_options_free(o);
+
     ASSERT_RC(zkl_client_new(NULL, NULL), ZKL_EINVAL);
     ASSERT_RC(zkl_client_new(&c, NULL), ZKL_OK); /* defaults */
     ASSERT_RC(zkl_client_attach(NULL, &null_ops, NULL), ZKL_EINVAL);

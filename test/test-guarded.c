@@ -136,6 +136,64 @@ TEST(guarded_write_while_held)
     zkl_client_free(c);
 }
 
+/* A batch the server refuses for one op's sake names that op's reason:
+ * a create of a node that exists (ZKL_EEXISTS), a write to or a delete
+ * of one that does not (ZKL_ENONODE); nothing of the batch is written. */
+TEST(guarded_write_refused_op_says_why)
+{
+    t_conn_t conn;
+    zkl_client_t *c = t_client(t_hosts(), 4000, &conn);
+    const char *p = t_path(NULL);
+    const char *d = data_path("data");
+    const char *missing = data_path("missing");
+    char made[600], buf[16];
+    static t_lock_t a;
+    static t_write_t w1, w2, w3, w4;
+    zkl_op_t ops[2];
+
+    snprintf(made, sizeof made, "%s/new", d);
+    t_lock_init(&a, c, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ops[0] = op(ZKL_OP_CREATE, d, "v1", 0, 0);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 1, t_write_cb, &w1), ZKL_OK);
+    ASSERT(t_run_until(&w1.done, 5000));
+    ASSERT_RC(w1.status, ZKL_OK);
+    /* A set that would pass, then a create of what exists. */
+    ops[0] = op(ZKL_OP_SET, d, "v2", 0, -1);
+    ops[1] = op(ZKL_OP_CREATE, d, "again", 0, 0);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 2, t_write_cb, &w2), ZKL_OK);
+    ASSERT(t_run_until(&w2.done, 5000));
+    ASSERT_RC(w2.status, ZKL_EWRITE);
+    ASSERT_EQ(w2.n, 2);
+    ASSERT_RC(w2.op_status[0], ZKL_OK);
+    ASSERT_RC(w2.op_status[1], ZKL_EEXISTS);
+    /* A create that would pass, then a set of a node that is not. */
+    ops[0] = op(ZKL_OP_CREATE, made, "n", 0, 0);
+    ops[1] = op(ZKL_OP_SET, missing, "x", 0, -1);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 2, t_write_cb, &w3), ZKL_OK);
+    ASSERT(t_run_until(&w3.done, 5000));
+    ASSERT_RC(w3.status, ZKL_EWRITE);
+    ASSERT_RC(w3.op_status[0], ZKL_OK);
+    ASSERT_RC(w3.op_status[1], ZKL_ENONODE);
+    /* A delete of a node that is not. */
+    ops[0] = op(ZKL_OP_DELETE, missing, NULL, 0, -1);
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 1, t_write_cb, &w4), ZKL_OK);
+    ASSERT(t_run_until(&w4.done, 5000));
+    ASSERT_RC(w4.status, ZKL_EWRITE);
+    ASSERT_RC(w4.op_status[0], ZKL_ENONODE);
+    /* Nothing of the refused batches was written. */
+    ASSERT_EQ(t_zk_data(d, buf, sizeof buf), 2);
+    ASSERT(memcmp(buf, "v1", 2) == 0);
+    ASSERT_EQ(t_zk_data(made, buf, sizeof buf), -1);
+    ASSERT_EQ(t_zk_data(missing, buf, sizeof buf), -1);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&a.released, 5000));
+    ASSERT_EQ(t_zk_delete(d), 0);
+    zkl_lock_free(a.lk);
+    zkl_client_free(c);
+}
+
 /* The node deleted by someone else, the holder not yet told: the batch
  * still goes out, and the server refuses all of it. */
 TEST(guarded_write_refused_when_node_gone)

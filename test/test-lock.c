@@ -720,6 +720,46 @@ TEST(node_deleted_by_other)
     zkl_client_free(c2);
 }
 
+/* The server refuses the lock node itself: the lock path is an
+ * ephemeral node (another holder's lock node), which may have no
+ * children. A definite refusal that no other code names: the acquire,
+ * and a try-lock, fail with ZKL_EZK and leave nothing behind. */
+TEST(acquire_refused_by_server_fails_ezk)
+{
+    zkl_client_t *c1 = t_client(t_hosts(), 4000, NULL);
+    zkl_client_t *c2 = t_client(t_hosts(), 4000, NULL);
+    const char *p = t_path(NULL);
+    char name[ZKL_NODE_NAME_SIZE], under[512];
+    t_lock_t a, b;
+
+    t_lock_init(&a, c1, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    ASSERT_RC(zkl_lock_node_name(a.lk, name, sizeof name), ZKL_OK);
+    snprintf(under, sizeof under, "%s/%s", p, name);
+    t_lock_init(&b, c2, under);
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&b.failed, 5000));
+    ASSERT_RC(b.last_status, ZKL_EZK);
+    ASSERT(!zkl_lock_is_held(b.lk));
+    ASSERT_RC(zkl_lock_acquire(b.lk, 0), ZKL_OK);
+    ASSERT(WAIT_FOR(b.failed == 2, 5000));
+    ASSERT_RC(b.last_status, ZKL_EZK);
+    ASSERT_EQ(b.n, 2);
+    ASSERT(WAIT_FOR(zkl_client_pending(c2) == 0, 5000));
+    ASSERT_EQ(t_zk_count(under), 0);
+    /* The holder whose node it was never noticed. */
+    ASSERT(zkl_lock_is_held(a.lk));
+    ASSERT_EQ(a.n, 1);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&a.released, 5000));
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+    zkl_client_free(c1);
+    zkl_client_free(c2);
+}
+
 TEST(chroot)
 {
     zkl_client_t *plain = t_client(t_hosts(), 4000, NULL), *c;

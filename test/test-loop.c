@@ -1,6 +1,10 @@
 /* Loop integration through a hand-written adapter (not the bundled
  * libevent one): what the core asks of a loop, and how often it wakes. */
+#include <errno.h>
+#include <sys/resource.h>
+
 #include "harness.h"
+#include "zklock_poll.h"
 
 struct counting {
     zkl_client_t *c;
@@ -163,5 +167,57 @@ TEST(several_servers_no_threads)
     ASSERT_EQ(thread_count(), 1); /* the library started no thread */
     zkl_lock_free(l.lk);
     ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+    zkl_client_free(c);
+}
+
+/* The poll adapter's loop refused by the kernel: poll(2) with more
+ * descriptors than RLIMIT_NOFILE allows fails with EINVAL, and
+ * zkl_poll_run() says ZKL_ELOOP with errno as poll left it; the client
+ * is none the worse once poll works again. */
+TEST(poll_run_reports_a_refused_poll)
+{
+    zkl_client_t *c;
+    zkl_options_t *o;
+    struct rlimit old, none;
+    uint64_t end;
+    t_lock_t l;
+    int rc, e;
+
+    ASSERT_RC(zkl_options_new(&o), ZKL_OK);
+    ASSERT_RC(zkl_options_set_servers(o, t_hosts()), ZKL_OK);
+    ASSERT_RC(zkl_options_set_session_timeout(o, 4000), ZKL_OK);
+    ASSERT_RC(zkl_client_new(&c, o), ZKL_OK);
+    zkl_options_free(o);
+    ASSERT_RC(zkl_poll_attach(c), ZKL_OK);
+    end = t_now_ms() + 10000;
+    while (zkl_client_state(c) != ZKL_CONN_CONNECTED && t_now_ms() < end)
+        ASSERT_RC(zkl_poll_run(c, 20), ZKL_OK);
+    ASSERT_EQ(zkl_client_state(c), ZKL_CONN_CONNECTED);
+    ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+    none = old;
+    none.rlim_cur = 0;
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &none), 0);
+    errno = 0;
+    rc = zkl_poll_run(c, 0);
+    e = errno;
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+    ASSERT_RC(rc, ZKL_ELOOP);
+    ASSERT_EQ(e, EINVAL);
+    t_lock_init(&l, c, t_path(NULL));
+    ASSERT_RC(zkl_lock_acquire(l.lk, -1), ZKL_OK);
+    end = t_now_ms() + 5000;
+    while (!l.acquired && t_now_ms() < end)
+        ASSERT_RC(zkl_poll_run(c, 20), ZKL_OK);
+    ASSERT(l.acquired);
+    ASSERT_RC(zkl_lock_release(l.lk), ZKL_OK);
+    end = t_now_ms() + 5000;
+    while (!l.released && t_now_ms() < end)
+        ASSERT_RC(zkl_poll_run(c, 20), ZKL_OK);
+    ASSERT(l.released);
+    zkl_lock_free(l.lk);
+    end = t_now_ms() + 5000;
+    while (zkl_client_pending(c) != 0 && t_now_ms() < end)
+        ASSERT_RC(zkl_poll_run(c, 20), ZKL_OK);
+    ASSERT_EQ(zkl_client_pending(c), 0);
     zkl_client_free(c);
 }
