@@ -7,9 +7,16 @@ SUITE=build
 L="$top_builddir/.libs"
 
 core_needs_no_loop() {
-    objdump -p "$L/libzklock.so" | grep NEEDED
-    ! objdump -p "$L/libzklock.so" | grep NEEDED |
-        grep -E 'libevent|libuv|libev\.|libglib|libsystemd'
+    local dump needed
+    # A missing or unreadable library is a failure, not an empty list.
+    dump=$(objdump -p "$L/libzklock.so") || return 1
+    needed=$(echo "$dump" | awk '$1 == "NEEDED" { print $2 }')
+    echo "$needed"
+    # The core is what links the ZooKeeper client; an empty or foreign
+    # list proves nothing.
+    echo "$needed" | grep -q '^libzookeeper_st\.' ||
+        { echo "libzklock.so does not need libzookeeper_st"; return 1; }
+    ! echo "$needed" | grep -E 'libevent|libuv|libev\.|libglib|libsystemd'
 }
 check core-needs-no-loop core_needs_no_loop
 
