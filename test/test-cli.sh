@@ -7,6 +7,17 @@ SUITE=cli
 ZKCLI=/usr/share/zookeeper/bin/zkCli.sh
 base="/zkl-test/cli-$$"
 
+# Waits for each background process given; fails if any exited non-zero.
+wait_ok() {
+    local p st rc=0
+    for p; do
+        wait "$p"
+        st=$?
+        [ "$st" = 0 ] || { echo "background process $p exited $st"; rc=1; }
+    done
+    return $rc
+}
+
 t_exit_status() {
     "$ZKLOCK" run -s "$H" "$base/a" -- true || return 1
     "$ZKLOCK" run -s "$H" "$base/a" -- sh -c 'exit 7'
@@ -43,22 +54,24 @@ t_exclusion_nonblock_timeout() {
     # A waiter with enough time gets it after the holder.
     "$ZKLOCK" run -s "$H" -t 20 "$base/x" -- sh -c 'echo second' > "$tmp/o2"
     [ $? = 0 ] && grep -q second "$tmp/o2" || return 1
-    wait "$holder"
+    wait_ok "$holder"
 }
 
 t_ls_order() {
     [ -z "$("$ZKLOCK" ls -s "$H" "$base/none")" ] || return 1
     "$ZKLOCK" run -s "$H" "$base/q" -- sleep 3 &
+    local holder=$!
     wait_count "$base/q" 1 5 || return 1
     local first
     first=$("$ZKLOCK" ls -s "$H" "$base/q")
     "$ZKLOCK" run -s "$H" "$base/q" -- true &
+    local waiter=$!
     wait_count "$base/q" 2 5 || return 1
     "$ZKLOCK" ls -s "$H" "$base/q" > "$tmp/ls"
     [ "$(wc -l < "$tmp/ls")" = 2 ] || return 1
     [ "$(head -1 "$tmp/ls")" = "$first" ] || return 1 # holder first
     grep -Eqx '_c_[0-9a-f-]{36}-lock-[0-9]{10}' "$tmp/ls" || return 1
-    wait
+    wait_ok $holder $waiter || return 1
     wait_count "$base/q" 0 5
 }
 
@@ -139,14 +152,15 @@ t_signal_while_waiting() {
     "$ZKLOCK" run -s "$H" "$base/w" -- sleep 3 &
     local holder=$!
     wait_count "$base/w" 1 5 || return 1
-    "$ZKLOCK" run -s "$H" "$base/w" -- echo SHOULD-NOT-RUN 2>/dev/null &
+    "$ZKLOCK" run -s "$H" "$base/w" -- echo SHOULD-NOT-RUN >"$tmp/wo" 2>/dev/null &
     local waiter=$!
     wait_count "$base/w" 2 5 || return 1
     kill -INT $waiter
     wait $waiter
     [ $? = 130 ] || return 1
+    ! grep -q SHOULD-NOT-RUN "$tmp/wo" || { echo "the waiter's command ran"; return 1; }
     wait_count "$base/w" 1 5 || return 1 # the waiter's node went with it
-    wait $holder
+    wait_ok $holder
 }
 
 t_kill_after() {
@@ -167,9 +181,12 @@ t_kill_after() {
 
 t_rw_and_ls_long() {
     local p="$base/rw"
-    "$ZKLOCK" run -s "$H" -w --owner "host-a:42" "$p" -- sleep 3 &
+    rm -f "$tmp/wr" "$tmp/rd"
+    "$ZKLOCK" run -s "$H" -w --owner "host-a:42" "$p" -- sh -c 'sleep 3; date +%s%3N' > "$tmp/wr" &
+    local writer=$!
     wait_count "$p" 1 5 || return 1
-    "$ZKLOCK" run -s "$H" -r "$p" -- sh -c 'date +%s' > "$tmp/rd" &
+    "$ZKLOCK" run -s "$H" -r "$p" -- sh -c 'date +%s%3N' > "$tmp/rd" &
+    local reader=$!
     wait_count "$p" 2 5 || return 1
     "$ZKLOCK" ls -s "$H" -l "$p" > "$tmp/ll" || return 1
     cat "$tmp/ll"
@@ -177,7 +194,12 @@ t_rw_and_ls_long() {
     sed -n 2p "$tmp/ll" | grep -Eq '^read  - _c_[0-9a-f-]{36}-__READ__[0-9]{10} 127\.0\.0\.1$' || return 1
     "$ZKLOCK" run -s "$H" -r -n "$p" -- true 2>/dev/null
     [ $? = 1 ] || { echo "a reader got in beside a writer"; return 1; }
-    wait
+    wait_ok $writer $reader || return 1
+    # The queued reader ran, and only once the writer's command was done.
+    local wr rd
+    wr=$(cat "$tmp/wr") rd=$(cat "$tmp/rd")
+    echo "writer done at $wr, reader ran at $rd"
+    [ -n "$wr" ] && [ -n "$rd" ] && [ "$rd" -ge "$wr" ] || return 1
     wait_count "$p" 0 5
 }
 
@@ -190,30 +212,33 @@ t_bad_combinations() {
     "$ZKLOCK" revoke -s "$H" "$p" a/b 2>/dev/null; [ $? = 2 ] || return 1
     # A read/write lock on a mutex's path: refused, and nothing left.
     "$ZKLOCK" run -s "$H" "$p" -- sleep 2 &
+    local holder=$!
     wait_count "$p" 1 5 || return 1
     "$ZKLOCK" run -s "$H" -w "$p" -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
     grep -q "another kind of lock" "$tmp/err" || { cat "$tmp/err"; return 1; }
     [ "$(count "$p")" = 1 ] || return 1
-    wait
+    wait_ok $holder || return 1
     wait_count "$p" 0 5
 }
 
 # -L N: at most N commands run at once; ls shows the leases, then the
 # acquire queued on the semaphore's mutex.
 t_semaphore() {
-    local p="$base/sem" i
+    local p="$base/sem" i pids=
     rm -rf "$tmp/in" "$tmp/most"; mkdir "$tmp/in"
     for i in 1 2 3 4 5; do
         "$ZKLOCK" run -s "$H" -L 2 --owner "w$i" "$p" -- sh -c '
             touch "$1/in/$$"; ls "$1/in" | wc -l >> "$1/most"; sleep 0.5
             rm "$1/in/$$"' sh "$tmp" &
+        pids="$pids $!"
     done
     wait_count "$p/leases" 3 5 || return 1
     "$ZKLOCK" ls -s "$H" -l "$p" > "$tmp/ll" || return 1
     cat "$tmp/ll"
     [ "$(grep -c '^lease \* _c_[0-9a-f-]\{36\}-lease-[0-9]\{10\} w[1-5]$' "$tmp/ll")" = 3 ] || return 1
     grep -Eq '^mutex \* _c_[0-9a-f-]{36}-lock-[0-9]{10} 127\.0\.0\.1$' "$tmp/ll" || return 1
-    wait
+    # shellcheck disable=SC2086
+    wait_ok $pids || return 1
     [ "$(wc -l < "$tmp/most")" = 5 ] || return 1
     [ "$(sort -n "$tmp/most" | tail -1)" -le 2 ] || { echo "more than 2 inside"; return 1; }
     wait_count "$p/leases" 0 5 || return 1
@@ -230,11 +255,12 @@ t_semaphore() {
     "$ZKLOCK" run -s "$H" "$p" -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
     grep -q "another kind of lock" "$tmp/err" || return 1
     "$ZKLOCK" run -s "$H" "$base/mtx" -- sleep 2 &
+    local holder=$!
     wait_count "$base/mtx" 1 5 || return 1
     "$ZKLOCK" run -s "$H" -L 3 "$base/mtx" -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
     grep -q "another kind of lock" "$tmp/err" || return 1
     [ "$(count "$base/mtx")" = 1 ] || return 1
-    wait
+    wait_ok $holder || return 1
     wait_count "$base/mtx" 0 5
 }
 
@@ -326,22 +352,27 @@ t_multi_crossed_no_deadlock() {
     local body='touch "$1/in/$$"; ls "$1/in" | wc -l >> "$1/most"; sleep 0.2; rm "$1/in/$$"'
     rm -rf "$tmp/in" "$tmp/most" "$tmp/fail" "$tmp/gx" "$tmp/gy"; mkdir "$tmp/in"
     "$ZKLOCK" run -s "$H" "$x" -- sh -c "$until_file" sh "$tmp/gx" &
+    local hx=$!
     "$ZKLOCK" run -s "$H" "$y" -- sh -c "$until_file" sh "$tmp/gy" &
+    local hy=$!
     wait_count "$x" 1 5 && wait_count "$y" 1 5 || { touch "$tmp/gx" "$tmp/gy"; return 1; }
     "$ZKLOCK" run -s "$H" -t 15 "$x" "$y" -- sh -c "$body" sh "$tmp" || echo "staged A failed" >> "$tmp/fail" &
+    local sa=$!
     "$ZKLOCK" run -s "$H" -t 15 "$y" "$x" -- sh -c "$body" sh "$tmp" || echo "staged B failed" >> "$tmp/fail" &
+    local sb=$!
     sleep 1
     touch "$tmp/gx"
     sleep 1
     touch "$tmp/gy"
-    wait
+    wait_ok $hx $hy $sa $sb || return 1
     ( for i in 1 2 3 4 5 6; do
           "$ZKLOCK" run -s "$H" -t 15 "$x" "$y" -- sh -c "$body" sh "$tmp" || echo "A$i failed" >> "$tmp/fail"
       done ) &
+    local la=$!
     ( for i in 1 2 3 4 5 6; do
           "$ZKLOCK" run -s "$H" -t 15 "$y" "$x" -- sh -c "$body" sh "$tmp" || echo "B$i failed" >> "$tmp/fail"
       done ) &
-    wait
+    wait_ok $la $! || return 1
     [ ! -e "$tmp/fail" ] || { cat "$tmp/fail"; return 1; }
     [ "$(wc -l < "$tmp/most")" = 14 ] || { echo "$(wc -l < "$tmp/most") runs"; return 1; }
     [ "$(sort -n "$tmp/most" | tail -1)" = 1 ] || { echo "two sets held at once"; return 1; }
@@ -357,7 +388,9 @@ t_multi_deadline() {
     local a="$base/da" b="$base/db" c="$base/dc" t0 el st
     rm -f "$tmp/ga" "$tmp/gb"
     "$ZKLOCK" run -s "$H" "$a" -- sh -c "$until_file" sh "$tmp/ga" &
+    local ha=$!
     "$ZKLOCK" run -s "$H" "$b" -- sh -c "$until_file" sh "$tmp/gb" &
+    local hb=$!
     wait_count "$a" 1 5 && wait_count "$b" 1 5 || { touch "$tmp/ga" "$tmp/gb"; return 1; }
     "$ZKLOCK" run -s "$H" -n "$c" "$b" -- echo SHOULD-NOT-RUN >"$tmp/o" 2>"$tmp/err"
     st=$?
@@ -371,7 +404,7 @@ t_multi_deadline() {
     wait $p
     st=$?
     el=$(( ($(date +%s%N) - t0) / 1000000 ))
-    wait
+    wait_ok $ha $hb || return 1
     cat "$tmp/err"
     [ $st = 1 ] || { echo "exit $st after $el ms"; return 1; }
     [ "$el" -ge 2000 ] || { echo "gave up after $el ms"; return 1; }
@@ -429,6 +462,7 @@ t_multi_bad_combinations() {
     grep -q "another kind of lock" "$tmp/err" || { cat "$tmp/err"; return 1; }
     rm -f "$tmp/go"
     "$ZKLOCK" elect -s "$H" "$l" -- sh -c "$until_go" sh "$tmp" &
+    local leader=$!
     wait_count "$l" 1 5 || return 1
     "$ZKLOCK" run -s "$H" "$a" "$l" -- true 2>"$tmp/err"; [ $? = 2 ] || { cat "$tmp/err"; return 1; }
     grep -q "another kind of lock" "$tmp/err" || { cat "$tmp/err"; return 1; }
@@ -436,13 +470,14 @@ t_multi_bad_combinations() {
     "$ZKLOCK" run -s "$H" -L 2 "$l" -- true 2>/dev/null; [ $? = 2 ] || return 1
     [ "$(count "$a")" = 0 ] && [ "$(count "$l")" = 1 ] || return 1
     touch "$tmp/go"
-    wait
+    wait_ok $leader || return 1
     "$ZKLOCK" run -s "$H" "$b" -- sh -c 'sleep 2' &
+    local holder=$!
     wait_count "$b" 1 5 || return 1
     "$ZKLOCK" elect -s "$H" "$b" -- true 2>"$tmp/err"; [ $? = 2 ] || { cat "$tmp/err"; return 1; }
     grep -q "another kind of lock" "$tmp/err" || { cat "$tmp/err"; return 1; }
     [ "$(count "$b")" = 1 ] || return 1
-    wait
+    wait_ok $holder || return 1
     wait_count "$a" 0 5 && wait_count "$b" 0 5 && wait_count "$l" 0 5 &&
         wait_count "$s/leases" 0 5 && wait_count "$s/locks" 0 5
 }
