@@ -372,6 +372,29 @@ static const t_case_t ens_tests[] = {
 #undef T
 };
 
+/* ZKL_TEST_SHARD=K/N: only the Kth of N shards of the tests selected,
+ * so N runners (each against a server of its own) share a list. Each
+ * test goes, in list order, to the shard with the least time limit so
+ * far: the limits follow the durations closely enough to even the
+ * shards, and every runner computes the same split. Unset: all. */
+static int t_in_shard(const t_case_t *tc)
+{
+    static long load[64];
+    const char *s = getenv("ZKL_TEST_SHARD");
+    int k, n, j, least = 0;
+
+    if (s == NULL || s[0] == '\0')
+        return 1;
+    if (sscanf(s, "%d/%d", &k, &n) != 2 || n < 1 || n > 64 || k < 1 ||
+        k > n)
+        FAILF("ZKL_TEST_SHARD=%s: want K/N, 1 <= K <= N <= 64", s);
+    for (j = 1; j < n; j++)
+        if (load[j] < load[least])
+            least = j;
+    load[least] += tc->secs;
+    return least == k - 1;
+}
+
 /* Each test gets a loop of its own, in its own process. */
 static void setup(void)
 {
@@ -390,7 +413,8 @@ static void teardown(void)
  * run-tests --ensemble [...]: the tests of a 3-node ensemble.
  * run-tests --list [--ensemble] [...]: the names those would run, one a
  * line, none run (suite.sh starts a runner only when it selects some:
- * a run of no test fails). */
+ * a run of no test fails).
+ * ZKL_TEST_SHARD=K/N (see t_in_shard) applies to each of these lists. */
 int main(int argc, char **argv)
 {
     static const t_case_t left = {"no_lock_nodes_left",
@@ -416,7 +440,8 @@ int main(int argc, char **argv)
         argv++;
     }
     for (i = 0; i < n; i++) {
-        if (!t_selected(list[i].name, argc - 1, argv + 1))
+        if (!t_selected(list[i].name, argc - 1, argv + 1) ||
+            !t_in_shard(&list[i]))
             continue;
         if (listing)
             printf("%s\n", list[i].name);

@@ -8,6 +8,12 @@
 #
 # ZKL_TEST_WRAPPER: a command put before every run of the C tests
 # (run-all.sh uses valgrind); ZKL_TEST_NO_SHELL=1 skips the shell tests.
+# ZKL_TEST_PARTS: which parts run, of "c adapters shell ensemble" (the
+# default: all), so that run-all.sh can run parts side by side, each
+# against a server of its own; ZKL_TEST_SHARD=K/N splits the C tests
+# (test/harness.c). ZKL_TEST_SHELL: the shell tests to run (names
+# without test- and .sh; default all), ZKL_TEST_SHELL_SKIP: those not to.
+# The leftover check runs whatever ran.
 set -uo pipefail
 # ZKL_TEST_SMOKE=1 (make distcheck from run-all.sh): a few tests only, to
 # show the tarball builds a working suite; run-all.sh ran all of it.
@@ -68,8 +74,11 @@ selects() {
     [ -n "$("$top_builddir/test/run-tests" --list "$@")" ]
 }
 
+parts=" ${ZKL_TEST_PARTS:-c adapters shell ensemble} "
+part() { case "$parts" in *" $1 "*) return 0 ;; esac; return 1; }
+
 wrap=${ZKL_TEST_WRAPPER:-}
-if [ $# = 0 ] || selects "$@"; then
+if part c && { [ $# = 0 ] || selects "$@"; }; then
     ran=$((ran + 1))
     $wrap "$top_builddir/test/run-tests" "$@" | tee "$work/c.out"
     tally "$work/c.out" run-tests
@@ -78,7 +87,8 @@ fi
 # The adapter suite, on every loop adapter that was built ("adapters"
 # selects them all when test names are given).
 want_adapters=1
-if [ $# -gt 0 ]; then
+part adapters || want_adapters=0
+if [ $want_adapters = 1 ] && [ $# -gt 0 ]; then
     want_adapters=0
     for f in "$@"; do case "$f" in adapter*) want_adapters=1 ;; esac; done
 fi
@@ -93,8 +103,10 @@ done
 
 for t in "$top_srcdir"/test/test-*.sh; do
     [ -e "$t" ] || continue
-    [ -z "${ZKL_TEST_NO_SHELL:-}" ] || continue
+    [ -z "${ZKL_TEST_NO_SHELL:-}" ] && part shell || continue
     name=$(basename "$t" .sh)
+    case " ${ZKL_TEST_SHELL:-${name#test-}} " in *" ${name#test-} "*) ;; *) continue ;; esac
+    case " ${ZKL_TEST_SHELL_SKIP:-} " in *" ${name#test-} "*) continue ;; esac
     if [ $# -gt 0 ]; then
         want=0
         for f in "$@"; do case "$name" in *"$f"*) want=1 ;; esac; done
@@ -111,7 +123,7 @@ tally "$work/leftovers.out" leftovers
 
 # Failover: a 3-node ensemble of its own (skipped only when the test
 # names given select none of its tests).
-if [ $# = 0 ] || selects --ensemble "$@"; then
+if part ensemble && { [ $# = 0 ] || selects --ensemble "$@"; }; then
     export ZKL_TEST_ENSEMBLE=$work/ens
     if ens_hosts=$("$top_srcdir/test/zkserver.sh" ensemble "$ZKL_TEST_ENSEMBLE" 3); then
         echo "# ensemble at $ens_hosts"
