@@ -1,114 +1,191 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh Debian 12 machine and runs every test:
-# the suite on the plain build (its last shell tests run the safety
-# checker a minute on a server and a minute on a 3-node ensemble) and,
-# side by side with it, the suite under AddressSanitizer + UBSan (the
-# checker half as long); then the C tests under valgrind memcheck (any
-# error or leak fails the test), the libFuzzer targets on their corpora
+# the suite on the plain build (with one-minute runs of the safety
+# checker on a server and on a 3-node ensemble), the suite under
+# AddressSanitizer + UBSan (the checker half as long, and without the
+# shell tests that run no code of the build: build, error-table,
+# examples, man), the C tests under valgrind memcheck (any error or
+# leak fails the test), the libFuzzer targets on their corpora
 # (ZKL_FUZZ_SECONDS each, default 30), the Debian packages (built,
 # checked by lintian, installed in a fresh debootstrap root and used
 # there: test/packages.sh), and `make distcheck` (with a smoke subset of
-# the suite). Ends with one line "N passed, N failed"; exits non-zero if
-# anything failed.
+# the suite). Ends with one line "N passed, N failed", counting only
+# tests that ran; exits non-zero if anything failed.
+#
+# These are independent jobs, each against ZooKeeper servers of its own
+# (test/suite.sh, fuzz/run.sh and test/packages.sh start theirs on free
+# ports), run ZKL_CI_LANES (default 4) at a time, longest first: the
+# tests mostly wait on timers and servers, so on a 2-core machine four
+# lanes keep CI under 20 minutes. Each job's output is shown whole once
+# all are done, in a fixed order, with its time. The long runs (30-minute
+# soaks, long fuzzing) are test/run-long.sh.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+t_start=$SECONDS
 
 if ! bash test/setup.sh --asan; then
     echo "0 passed, 1 failed"
     exit 1
 fi
 
+lanes=${ZKL_CI_LANES:-4}
+logs=$(mktemp -d /tmp/zklock-ci.XXXXXX)
+trap 'rm -rf "$logs"' EXIT
+
+# ---- the jobs ----
+
+# suite BUILD [VAR=VALUE...] -- [TEST NAMES...]: test/suite.sh on
+# build/BUILD with the environment given.
+suite() {
+    local b=$1 san=
+    shift
+    local env=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do env+=("$1"); shift; done
+    shift
+    # The ZooKeeper C client's own leak is suppressed (test/lsan.supp).
+    [ "$b" = asan ] && san="ASAN_OPTIONS=malloc_context_size=3 LSAN_OPTIONS=suppressions=$top/test/lsan.supp"
+    env $san ZKL_TEST_PREFIX="$b/" top_srcdir="$top" \
+        top_builddir="$top/build/$b" "${env[@]}" bash test/suite.sh "$@"
+}
+
+# The plain build: its C tests in two shards, the safety checker (with
+# its own tests: lagging, sabotage), and the rest (adapters, the other
+# shell tests, the ensemble's tests).
+job_plain_c1() { suite plain ZKL_TEST_PARTS=c ZKL_TEST_SHARD=1/2 --; }
+job_plain_c2() { suite plain ZKL_TEST_PARTS=c ZKL_TEST_SHARD=2/2 --; }
+job_plain_soak() {
+    suite plain ZKL_TEST_PARTS=shell ZKL_TEST_SHELL=soak \
+        ZKL_SOAK_MINUTES="${ZKL_SOAK_MINUTES:-1}" ZKL_SOAK_SELFTEST=1 --
+}
+job_plain_rest() {
+    suite plain ZKL_TEST_PARTS="adapters shell ensemble" \
+        ZKL_TEST_SHELL_SKIP=soak --
+}
+
+# Under ASan the checker runs half as long, and its own tests not at all:
+# it is there for memory errors under faults; the plain job is the one
+# that counts. The shell tests that run nothing built (objdump and nm,
+# a grep of the tests, man pages, examples compiled with cc) say nothing
+# new under ASan and run in the plain job only.
+job_asan_c1() { suite asan ZKL_TEST_PARTS=c ZKL_TEST_SHARD=1/2 --; }
+job_asan_c2() { suite asan ZKL_TEST_PARTS=c ZKL_TEST_SHARD=2/2 --; }
+job_asan_soak() {
+    suite asan ZKL_TEST_PARTS=shell ZKL_TEST_SHELL=soak \
+        ZKL_SOAK_MINUTES=0.5 ZKL_SOAK_SELFTEST=0 --
+}
+job_asan_rest() {
+    suite asan ZKL_TEST_PARTS="adapters shell ensemble" \
+        ZKL_TEST_SHELL_SKIP="soak build error-table examples man" --
+}
+
+# valgrind: the C tests, the adapters and the ensemble's tests, less
+# what adds run time and no code path: the read/write lock's and the
+# semaphore's fault matrices run the same code paths as the mutex's,
+# which valgrind does run; the crossed multi-lock rounds those of the
+# shorter multi-lock tests; the paced burst (3,300 locks) those of the
+# shared-view tests; and the staged cross-session handoff races (a
+# proxy's latency against a read's answer) those of the cross-session
+# handoff tests. ASan and LeakSanitizer run them all. (The long timing
+# tests stay: valgrind alone finds reads of uninitialised memory, and
+# in a lane of their own they cost no time.) A poll(2) refused for
+# RLIMIT_NOFILE cannot be had under valgrind, which keeps that limit to
+# itself.
+vg_tests="$(sed -n 's/^T(\([a-z0-9_]*\),.*/=\1/p' test/test-list.h test/test-ensemble-list.h |
+    grep -Ev '^=((rw|sem)_matrix_|multi_(two|three|crossed)|burst_paced|read_ahead_of|hand_across_never|poll_run_reports_a_refused_poll)') adapters"
+vg() {
+    suite plain ZKL_TEST_PREFIX=valgrind/ \
+        ZKL_TEST_WRAPPER="$top/build/plain/libtool --mode=execute valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=$top/test/zookeeper-client.supp" \
+        "$@"
+}
+# shellcheck disable=SC2086
+job_valgrind_c1() { vg ZKL_TEST_PARTS=c ZKL_TEST_SHARD=1/2 -- $vg_tests; }
+# shellcheck disable=SC2086
+job_valgrind_c2() { vg ZKL_TEST_PARTS=c ZKL_TEST_SHARD=2/2 -- $vg_tests; }
+# shellcheck disable=SC2086
+job_valgrind_rest() { vg ZKL_TEST_PARTS="adapters ensemble" -- $vg_tests; }
+
+job_fuzz() {
+    echo "fuzzing, ${ZKL_FUZZ_SECONDS:-30} s per target"
+    if ! bash fuzz/build.sh build/fuzz build/plain >build/fuzz.log 2>&1; then
+        echo "FAIL: fuzz (build)"
+        tail -20 build/fuzz.log
+        echo "0 passed, 1 failed"
+        return 1
+    fi
+    bash fuzz/run.sh build/fuzz "${ZKL_FUZZ_SECONDS:-30}"
+}
+
+job_packages() { bash test/packages.sh; }
+
+job_distcheck() {
+    if ZKL_TEST_SMOKE=1 make -C build/plain distcheck >build/plain/distcheck.log 2>&1; then
+        echo "PASS: distcheck"
+        echo "1 passed, 0 failed"
+    else
+        echo "FAIL: distcheck"
+        tail -40 build/plain/distcheck.log
+        echo "0 passed, 1 failed"
+        return 1
+    fi
+}
+
+# Shown in this order; started longest first (as last measured).
+shown=(plain_c1 plain_c2 plain_soak plain_rest asan_c1 asan_c2 asan_soak
+       asan_rest valgrind_c1 valgrind_c2 valgrind_rest fuzz packages
+       distcheck)
+started=(asan_c2 plain_c2 asan_c1 plain_soak plain_c1 plain_rest asan_rest
+         valgrind_rest valgrind_c2 valgrind_c1 fuzz asan_soak packages
+         distcheck)
+
+# ---- the lanes ----
+declare -A pid_of name_of
+running=0
+reap() { # waits for one job to end
+    local p
+    wait -n -p p
+    running=$((running - 1))
+    echo "-- $(date +%T) done ${name_of[$p]} ($(cat "$logs/${name_of[$p]}.secs") s):" \
+        "$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$logs/${name_of[$p]}.out" | tail -n 1)"
+}
+for n in "${started[@]}"; do
+    while [ "$running" -ge "$lanes" ]; do reap; done
+    echo "-- $(date +%T) start $n"
+    (
+        t0=$SECONDS
+        "job_$n"
+        rc=$?
+        echo $((SECONDS - t0)) >"$logs/$n.secs"
+        exit $rc
+    ) >"$logs/$n.out" 2>&1 </dev/null &
+    pid_of[$n]=$!
+    name_of[$!]=$n
+    running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do reap; done
+
+# ---- the report ----
 passed=0
 failed=0
-add() { # a closing line of a run; one that ran nothing is a failure
-    local p f
-    p=$(echo "$1" | cut -d' ' -f1)
-    f=$(echo "$1" | cut -d' ' -f3)
+for n in "${shown[@]}"; do
+    echo "== $n ($(cat "$logs/$n.secs" 2>/dev/null || echo '?') s)"
+    cat "$logs/$n.out"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$logs/$n.out" | tail -n 1)
+    if [ -z "$line" ]; then
+        echo "FAIL: $n (no closing line)"
+        failed=$((failed + 1))
+        continue
+    fi
+    p=$(echo "$line" | cut -d' ' -f1)
+    f=$(echo "$line" | cut -d' ' -f3)
+    # A job that ran nothing proved nothing.
     if [ $((p + f)) = 0 ]; then
-        echo "FAIL: a stage ran no test"
+        echo "FAIL: $n (ran no test)"
         f=1
     fi
     passed=$((passed + p))
     failed=$((failed + f))
-}
-
-# The two builds' suites run side by side, each against its own server
-# (test/suite.sh starts one), to keep CI short on a 2-core machine; their
-# outputs are shown one after the other.
-declare -A outs
-for b in plain asan; do
-    outs[$b]=$(mktemp)
-    # Under ASan the safety checker runs half as long, and its own tests
-    # (lagging, sabotage) not at all: it is there for memory errors under
-    # faults; the plain pass is the one that counts.
-    soak_min=1 selftest=1 san=
-    # The ZooKeeper C client's own leak is suppressed (test/lsan.supp).
-    [ $b = asan ] && soak_min=0.5 selftest=0 \
-        san="ASAN_OPTIONS=malloc_context_size=3 LSAN_OPTIONS=suppressions=$top/test/lsan.supp"
-    env $san ZKL_SOAK_MINUTES=${ZKL_SOAK_MINUTES:-$soak_min} \
-        ZKL_SOAK_SELFTEST=$selftest ZKL_TEST_PREFIX="$b/" \
-        top_srcdir="$top" top_builddir="$top/build/$b" \
-        bash test/suite.sh >"${outs[$b]}" 2>&1 &
 done
-wait
-for b in plain asan; do
-    echo "== test suite, $b build"
-    cat "${outs[$b]}"
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "${outs[$b]}" | tail -n 1)
-    [ -n "$line" ] && add "$line" || failed=$((failed + 1))
-    rm -f "${outs[$b]}"
-done
-
-echo "== C tests under valgrind memcheck, plain build"
-out=$(mktemp)
-# The read/write lock's and the semaphore's fault matrices run the same
-# code paths as the mutex's, which valgrind does run, and the crossed
-# multi-lock rounds those of the shorter multi-lock tests, and the paced
-# burst (3,300 locks) those of the shared-view tests, and the staged
-# cross-session handoff races (a proxy's latency against a read's
-# answer) those of the cross-session handoff tests; ASan runs them all.
-# A poll(2) refused for RLIMIT_NOFILE cannot be had under valgrind, which
-# keeps that limit to itself.
-vg_tests="$(sed -n 's/^T(\([a-z0-9_]*\),.*/=\1/p' test/test-list.h |
-    grep -Ev '^=((rw|sem)_matrix_|multi_(two|three|crossed)|burst_paced|read_ahead_of|hand_across_never|poll_run_reports_a_refused_poll)') ensemble adapters"
-ZKL_TEST_PREFIX="valgrind/" ZKL_TEST_NO_SHELL=1 top_srcdir="$top" \
-    top_builddir="$top/build/plain" \
-    ZKL_TEST_WRAPPER="$top/build/plain/libtool --mode=execute valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=$top/test/zookeeper-client.supp" \
-    bash test/suite.sh $vg_tests 2>&1 | tee "$out"
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
-[ -n "$line" ] && add "$line" || failed=$((failed + 1))
-rm -f "$out"
-
-echo "== fuzzing, ${ZKL_FUZZ_SECONDS:-30} s per target"
-out=$(mktemp)
-if bash fuzz/build.sh build/fuzz build/plain >build/fuzz.log 2>&1; then
-    bash fuzz/run.sh build/fuzz "${ZKL_FUZZ_SECONDS:-30}" 2>&1 | tee "$out"
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
-    [ -n "$line" ] && add "$line" || failed=$((failed + 1))
-else
-    echo "FAIL: fuzz (build)"
-    tail -20 build/fuzz.log
-    failed=$((failed + 1))
-fi
-rm -f "$out"
-
-echo "== Debian packages: build, lintian, install into a clean root, use"
-out=$(mktemp)
-bash test/packages.sh 2>&1 | tee "$out"
-line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
-[ -n "$line" ] && add "$line" || failed=$((failed + 1))
-rm -f "$out"
-
-echo "== make distcheck"
-if ZKL_TEST_SMOKE=1 make -C build/plain distcheck >build/plain/distcheck.log 2>&1; then
-    passed=$((passed + 1))
-    echo "PASS: distcheck"
-else
-    failed=$((failed + 1))
-    echo "FAIL: distcheck"
-    tail -40 build/plain/distcheck.log
-fi
-
+echo "== $((SECONDS - t_start)) s in all, $lanes lanes"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
