@@ -1,6 +1,7 @@
 # Shared by the shell tests: sourced after setting SUITE (the name prefix).
 # Provides $ZKLOCK, $H, $tmp, check NAME FN, count PATH, wait_count PATH N
-# SECONDS and finish (prints the closing "N passed, N failed").
+# SECONDS, wait_ok PID... and finish (prints the closing "N passed, N
+# failed").
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
 ZKLOCK="$top_builddir/zklock"
@@ -33,6 +34,18 @@ wait_count() { # path, contenders wanted, seconds
     done
     echo "$1 has $(count "$1") contenders, wanted $2"
     return 1
+}
+
+# Waits for each background process given; fails if any exited non-zero
+# (a bare "wait" drops their statuses).
+wait_ok() {
+    local p st rc=0
+    for p; do
+        wait "$p"
+        st=$?
+        [ "$st" = 0 ] || { echo "background process $p exited $st"; rc=1; }
+    done
+    return $rc
 }
 
 finish() {

@@ -7,17 +7,6 @@ SUITE=cli
 ZKCLI=/usr/share/zookeeper/bin/zkCli.sh
 base="/zkl-test/cli-$$"
 
-# Waits for each background process given; fails if any exited non-zero.
-wait_ok() {
-    local p st rc=0
-    for p; do
-        wait "$p"
-        st=$?
-        [ "$st" = 0 ] || { echo "background process $p exited $st"; rc=1; }
-    done
-    return $rc
-}
-
 t_exit_status() {
     "$ZKLOCK" run -s "$H" "$base/a" -- true || return 1
     "$ZKLOCK" run -s "$H" "$base/a" -- sh -c 'exit 7'

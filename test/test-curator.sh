@@ -32,12 +32,13 @@ t_compile() {
 t_curator_holds_zklock_waits() {
     local p="$base/c2z"
     peer "$p" -1 2000 > "$tmp/peer1" &
+    local cur=$!
     wait_line "$tmp/peer1" ACQUIRED 20 || return 1
     # zklock sees Curator's node as the holder and waits behind it.
     "$ZKLOCK" run -s "$H" -n "$p" -- true 2>/dev/null
     [ $? = 1 ] || { echo "try-lock succeeded while Curator held"; return 1; }
     "$ZKLOCK" run -s "$H" -t 20 "$p" -- sh -c 'date +%s%3N' > "$tmp/z1" || return 1
-    wait
+    wait_ok $cur || return 1
     local rel=$(field "$tmp/peer1" RELEASED 2) got=$(cat "$tmp/z1")
     [ "$got" -ge "$rel" ] || { echo "zklock ran at $got, Curator released at $rel"; return 1; }
     wait_count "$p" 0 5
@@ -46,13 +47,14 @@ t_curator_holds_zklock_waits() {
 zklock_excludes_curator() { # path, zklock kind flag (or ""), Curator kind
     local p=$1
     "$ZKLOCK" run -s "$H" $2 "$p" -- sh -c 'sleep 3; date +%s%3N' > "$tmp/z2" &
+    local z=$!
     wait_count "$p" 1 5 || return 1
     # Curator cannot get it while zklock holds...
     peer "$p" 300 0 $3 > "$tmp/peer2" || return 1
     grep -q '^TIMEOUT' "$tmp/peer2" || { cat "$tmp/peer2"; return 1; }
     # ...and gets it once zklock lets go.
     peer "$p" 20000 0 $3 > "$tmp/peer3" || return 1
-    wait
+    wait_ok $z || return 1
     local acq=$(field "$tmp/peer3" ACQUIRED 2) end=$(cat "$tmp/z2")
     [ -n "$acq" ] && [ "$acq" -ge "$end" ] || { echo "Curator acquired at $acq, zklock ended at $end"; return 1; }
     wait_count "$p" 0 5
@@ -65,12 +67,14 @@ t_mixed_queue_fifo() {
     # go A, B, C: each honours the other's place in the queue.
     local p="$base/mix"
     "$ZKLOCK" run -s "$H" "$p" -- sh -c 'sleep 3; date +%s%3N' > "$tmp/a" &
+    local a=$!
     wait_count "$p" 1 5 || return 1
     peer "$p" 30000 1000 > "$tmp/b" &
+    local b=$!
     wait_count "$p" 2 20 || return 1
     "$ZKLOCK" run -s "$H" "$p" -- sh -c 'date +%s%3N' > "$tmp/c" &
     wait_count "$p" 3 5 || return 1
-    wait
+    wait_ok $a $b $! || return 1
     local a=$(cat "$tmp/a") bacq=$(field "$tmp/b" ACQUIRED 2) brel=$(field "$tmp/b" RELEASED 2) c=$(cat "$tmp/c")
     echo "A released $a, B held $bacq..$brel, C ran $c"
     [ -n "$bacq" ] && [ "$bacq" -ge "$a" ] && [ "$c" -ge "$brel" ] || return 1
@@ -83,12 +87,14 @@ t_curator_waiter_gives_up() {
     # take the lock before A lets go.
     local p="$base/giveup"
     "$ZKLOCK" run -s "$H" "$p" -- sh -c 'sleep 4; date +%s%3N' > "$tmp/ga" &
+    local a=$!
     wait_count "$p" 1 5 || return 1
     peer "$p" 1500 0 > "$tmp/gb" &
+    local b=$!
     wait_count "$p" 2 20 || return 1
     "$ZKLOCK" run -s "$H" "$p" -- sh -c 'date +%s%3N' > "$tmp/gc" &
     wait_count "$p" 3 5 || return 1
-    wait
+    wait_ok $a $b $! || return 1
     local a=$(cat "$tmp/ga") c=$(cat "$tmp/gc")
     grep -q '^TIMEOUT' "$tmp/gb" || { echo "Curator did not give up:"; cat "$tmp/gb"; return 1; }
     echo "A released $a, C ran $c"
@@ -99,13 +105,14 @@ t_curator_waiter_gives_up() {
 t_curator_writer_excludes_zklock() {
     local p="$base/cw"
     peer "$p" -1 2500 write > "$tmp/cw" &
+    local cur=$!
     wait_line "$tmp/cw" ACQUIRED 20 || return 1
     "$ZKLOCK" run -s "$H" -r -n "$p" -- true 2>/dev/null
     [ $? = 1 ] || { echo "zklock read while Curator wrote"; return 1; }
     "$ZKLOCK" run -s "$H" -w -n "$p" -- true 2>/dev/null
     [ $? = 1 ] || { echo "zklock write while Curator wrote"; return 1; }
     "$ZKLOCK" run -s "$H" -r -t 20 "$p" -- sh -c 'date +%s%3N' > "$tmp/cwr" || return 1
-    wait
+    wait_ok $cur || return 1
     local rel=$(field "$tmp/cw" RELEASED 2) got=$(cat "$tmp/cwr")
     [ "$got" -ge "$rel" ] || { echo "zklock read at $got, Curator released at $rel"; return 1; }
     wait_count "$p" 0 5
@@ -118,14 +125,17 @@ t_readers_hold_together() {
     # other way round; a Curator writer queued behind them both waits.
     local p="$base/rr"
     "$ZKLOCK" run -s "$H" -r "$p" -- sh -c 'sleep 4; date +%s%3N' > "$tmp/rr1" &
+    local z=$!
     wait_count "$p" 1 5 || return 1
     peer "$p" 2000 1500 read > "$tmp/rr2" &
+    local r=$!
     wait_line "$tmp/rr2" ACQUIRED 20 || return 1
     peer "$p" -1 0 write > "$tmp/rr3" &
+    local w=$!
     wait_count "$p" 3 20 || return 1
     "$ZKLOCK" run -s "$H" -r -n "$p" -- true 2>/dev/null
     [ $? = 1 ] || { echo "a zklock reader jumped a queued Curator writer"; return 1; }
-    wait
+    wait_ok $z $r $w || return 1
     local end=$(cat "$tmp/rr1") racq=$(field "$tmp/rr2" ACQUIRED 2) wacq=$(field "$tmp/rr3" ACQUIRED 2)
     echo "zklock read until $end, Curator read at $racq, Curator wrote at $wacq"
     [ -n "$racq" ] && [ "$racq" -lt "$end" ] && [ -n "$wacq" ] && [ "$wacq" -ge "$end" ] || return 1
@@ -151,10 +161,11 @@ t_curator_revoker_reaches_zklock() {
 t_zklock_revoke_reaches_curator() {
     local p="$base/rvc"
     peer "$p" -1 30000 revocable > "$tmp/rvc" &
+    local cur=$!
     wait_line "$tmp/rvc" ACQUIRED 20 || return 1
     "$ZKLOCK" revoke -s "$H" "$p" | grep -q "from 1 holder" || return 1
     wait_line "$tmp/rvc" RELEASED 10 || return 1
-    wait
+    wait_ok $cur || return 1
     grep -q '^REVOKED' "$tmp/rvc" || { cat "$tmp/rvc"; return 1; }
     wait_count "$p" 0 5
 }
@@ -163,18 +174,21 @@ t_semaphore_mixed_never_over_limit() {
     # Three Curator InterProcessSemaphoreV2 users and three zklock -L 2
     # users on one semaphore: every one gets a lease, at most two hold
     # at any time, and both kinds hold side by side.
-    local p="$base/sem" i f
+    local p="$base/sem" i f pids=
     # The JVMs take a second or more to start: the zklock users join
     # once a Curator user holds, so that the two kinds meet.
     for i in 1 2 3; do
         peer "$p" 60000 700 sem2 > "$tmp/cs$i" &
+        pids="$pids $!"
     done
     wait_line "$tmp/cs1" ACQUIRED 30 || return 1
     for i in 1 2 3; do
         "$ZKLOCK" run -s "$H" -L 2 "$p" -- sh -c \
             'echo "S $(date +%s%3N)"; sleep 0.7; echo "E $(date +%s%3N)"' > "$tmp/zs$i" &
+        pids="$pids $!"
     done
-    wait
+    # shellcheck disable=SC2086
+    wait_ok $pids || return 1
     : > "$tmp/ev"
     for i in 1 2 3; do
         f=$(field "$tmp/cs$i" ACQUIRED 2); [ -n "$f" ] || { cat "$tmp/cs$i"; return 1; }
@@ -199,10 +213,13 @@ t_semaphore_mixed_never_over_limit() {
 t_latch_leadership_both_ways() {
     local p="$base/latch"
     "$ZKLOCK" elect -s "$H" --id zk-a "$p" -- sh -c 'echo "S $(date +%s%3N)"; sleep 3; echo "E $(date +%s%3N)"' > "$tmp/la" &
+    local a=$!
     wait_line "$tmp/la" S 10 || return 1
     peer "$p" -1 1500 latch cur-b > "$tmp/lb" &
+    local b=$!
     wait_count "$p" 2 20 || return 1
     "$ZKLOCK" elect -s "$H" --id zk-c "$p" -- sh -c 'echo "S $(date +%s%3N)"' > "$tmp/lc" &
+    local c=$!
     wait_count "$p" 3 5 || return 1
     "$ZKLOCK" ls -s "$H" -l "$p" > "$tmp/ll" || return 1
     cat "$tmp/ll"
@@ -211,7 +228,7 @@ t_latch_leadership_both_ways() {
     sed -n 3p "$tmp/ll" | grep -Eq '^latch - _c_[0-9a-f-]{36}-latch-[0-9]{10} zk-c$' || return 1
     "$ZKLOCK" elect -s "$H" -n "$p" -- true 2>/dev/null
     [ $? = 1 ] || { echo "a zklock elector led beside zklock A"; return 1; }
-    wait
+    wait_ok $a $b $c || return 1
     local aend=$(field "$tmp/la" E 2) bacq=$(field "$tmp/lb" ACQUIRED 2) brel=$(field "$tmp/lb" RELEASED 2) c=$(field "$tmp/lc" S 2)
     echo "A led until $aend, B led $bacq..$brel, C led from $c; B first saw $(field "$tmp/lb" LEADER 3)"
     [ "$(field "$tmp/lb" LEADER 3)" = zk-a ] || return 1
@@ -226,6 +243,7 @@ t_latch_leadership_both_ways() {
 t_latch_curator_leads() {
     local p="$base/latch2"
     peer "$p" -1 3000 latch cur-a > "$tmp/l2a" &
+    local cur=$!
     wait_line "$tmp/l2a" ACQUIRED 20 || return 1
     "$ZKLOCK" ls -s "$H" -l "$p" | grep -Eq '^latch \* _c_[0-9a-f-]{36}-latch-[0-9]{10} cur-a$' || return 1
     "$ZKLOCK" elect -s "$H" -n "$p" -- true 2>/dev/null
@@ -234,7 +252,7 @@ t_latch_curator_leads() {
     [ $? = 1 ] || { echo "zklock led while Curator led"; return 1; }
     [ "$(count "$p")" = 1 ] || return 1
     "$ZKLOCK" elect -s "$H" --id zk-b "$p" -- sh -c 'date +%s%3N' > "$tmp/l2b" || return 1
-    wait
+    wait_ok $cur || return 1
     local rel=$(field "$tmp/l2a" RELEASED 2) got=$(cat "$tmp/l2b")
     echo "Curator led until $rel, zklock led at $got"
     [ "$(field "$tmp/l2a" LEADER 3)" = cur-a ] || return 1
@@ -250,6 +268,7 @@ t_latch_curator_leads() {
 t_curator_mutex_and_zklock_set() {
     local p1="$base/set1" p2="$base/set2" t0 el st
     peer "$p2" -1 4000 > "$tmp/ms" &
+    local cur=$!
     wait_line "$tmp/ms" ACQUIRED 20 || return 1
     t0=$(date +%s%N)
     "$ZKLOCK" run -s "$H" -t 2 "$p1" "$p2" -- echo SHOULD-NOT-RUN > "$tmp/mo" 2> "$tmp/me"
@@ -262,6 +281,7 @@ t_curator_mutex_and_zklock_set() {
     ! grep -q SHOULD-NOT-RUN "$tmp/mo" || return 1
     [ "$(count "$p1")" = 0 ] && [ "$(count "$p2")" = 1 ] || return 1
     "$ZKLOCK" run -s "$H" -t 30 "$p2" "$p1" -- sh -c 'date +%s%3N; sleep 3; date +%s%3N' > "$tmp/ms2" &
+    local set=$!
     wait_line "$tmp/ms" RELEASED 20 || return 1
     wait_count "$p1" 1 10 || return 1
     wait_count "$p2" 1 10 || return 1
@@ -269,7 +289,7 @@ t_curator_mutex_and_zklock_set() {
     grep -q '^TIMEOUT' "$tmp/ms3" || { echo "Curator got $p1 from a zklock set"; cat "$tmp/ms3"; return 1; }
     peer "$p2" 300 0 > "$tmp/ms3" || return 1
     grep -q '^TIMEOUT' "$tmp/ms3" || { echo "Curator got $p2 from a zklock set"; cat "$tmp/ms3"; return 1; }
-    wait
+    wait_ok $cur $set || return 1
     local rel=$(field "$tmp/ms" RELEASED 2) got=$(head -1 "$tmp/ms2") end=$(sed -n 2p "$tmp/ms2")
     echo "Curator released $rel, the set ran $got..$end"
     [ -n "$end" ] && [ "$got" -ge "$rel" ] || return 1

@@ -44,7 +44,7 @@ t_no_lost_updates() {
         http "$p2" POST "/counter/$key" > "$tmp/r2.$i" &
         pids+=($!)
     done
-    wait "${pids[@]}"
+    wait_ok "${pids[@]}" || return 1
     local v
     v=$(http "$p1" GET "/counter/$key")
     [ "$v" = 80 ] || { echo "counter is $v, want 80"; cat "$tmp"/s*.log; return 1; }
