@@ -157,7 +157,7 @@ static void pick_holder(int *wi, int *c)
 
         if (K.h[x].inside && K.w[w].alive && K.w[w].frozen_until == 0) {
             *wi = w;
-            *c = (x % PER_WORKER) / HANDLES;
+            *c = K.h[x].client;
             return;
         }
     }

@@ -1,9 +1,11 @@
 /* zkl-soak: the safety checker.
  *
  * Several worker processes, each with two sessions (each through a
- * fault proxy of its own) and three lock handles per session, contend on
- * a few locks for a given time while the checker injects faults at
- * random: connection cuts, lost replies, delays, short stalls, stalls
+ * fault proxy of its own) and eight units that use the locks by every
+ * recipe (mutex, reentrant mutex, guarded writes, reader, writer, a
+ * read/write pair that downgrades, semaphore lease, leader latch,
+ * multi-lock sets that overlap), contend for a given time while the
+ * checker injects faults at random: connection cuts, lost replies, delays, short stalls, stalls
  * past the session timeout, a worker frozen with SIGSTOP past its
  * session timeout, and (given the server's directory) server kills and
  * restarts.
@@ -24,7 +26,7 @@
  *   zkl-soak --hosts 127.0.0.1:PORT[,127.0.0.1:PORT...]
  *            [--server-dir DIR --zkserver SCRIPT]
  *            [--minutes M] [--workers N] [--session-ms MS]
- *            [--fault-ms MEAN] [--seed S] [--sabotage 1]
+ *            [--fault-ms MEAN] [--seed S] [--sabotage MASK]
  *            [--checker-lag MS]
  *
  * Prints one JSON line; exits 0 only when the safety figures are zero and
@@ -46,6 +48,10 @@ struct soak_cfg cfg = {NULL, NULL, NULL, 1.0, 4, 3000, 250, 0, 0, 0, "", 0,
                        {0}};
 
 uint64_t rng_state;
+
+const char *const recipe_key[RECIPES] = {
+    "mutex", "reentrant", "guarded", "reader", "writer", "downgrade_pair",
+    "lease", "latch", "set"};
 
 uint64_t now_ms(void)
 {
@@ -77,8 +83,15 @@ static int usage(void)
             "--zkserver SCRIPT]\n"
             "                [--minutes M] [--workers N] [--session-ms MS] "
             "[--fault-ms MEAN] [--seed S]\n"
-            "                [--sabotage 1: workers enter after a timed-out "
-            "acquire, to show the checker catches it]\n"
+            "                [--sabotage MASK: workers break promises on "
+            "purpose, to show the checker catches it:\n"
+            "                 1 enter after a failed acquire, 2 a reentrant "
+            "inner release lets go,\n"
+            "                 4 guarded writes unlocked/twice/reordered/"
+            "lost/misreported, 8 an acquire\n"
+            "                 unanswered or answered late, 16 a lock node "
+            "kept past the drain,\n"
+            "                 32 a worker ends badly; 63 all]\n"
             "                [--checker-lag MS: the checker sleeps MS every "
             "200 ms, to show its verdict does not hang on its own pace]\n");
     return 2;

@@ -17,28 +17,77 @@
 #define MAX_WORKERS 16
 #define MAX_NODES 7
 #define CLIENTS 2          /* sessions per worker */
-#define HANDLES 3          /* lock handles per session */
-#define LOCKS 5
-#define RW_LOCK 3          /* the read/write lock */
-#define SEM_LOCK 4         /* the semaphore; the others are mutexes */
-#define SEM_LEASES 2       /* its limit */
-#define PER_WORKER (CLIENTS * HANDLES)
+#define UNITS 8            /* users of the locks per worker */
+#define MAX_MEMBERS 3      /* lock handles a unit may have */
+#define PER_WORKER (UNITS * MAX_MEMBERS) /* slots: one per lock handle */
 #define MAX_HANDLES (MAX_WORKERS * PER_WORKER)
+#define SEM_LEASES 2       /* the semaphore's limit */
+
+/* The lock paths, one recipe each, so that an overlap says whose
+ * promise broke; the multi-lock sets reach across the first four. A set
+ * takes its members in path order and waits holding those before: the
+ * read/write lock, the busiest, comes first, so that no set waits there
+ * holding the others (their queues would stand still behind it). */
+enum { L_RW, L_MUTEX, L_REENT, L_GUARD, L_SEM, L_LATCH, LOCKS };
+
+/* What a unit does: one handle of a kind (the reentrant one takes its
+ * hold again and again; the guarded one writes the record on the server
+ * through zkl_lock_write), the two sides of one read/write lock that
+ * downgrade, one multi-lock set, ... */
+enum { R_MUTEX, R_REENT, R_GUARD, R_READ, R_WRITE, R_DOWNGRADE, R_LEASE,
+       R_LATCH, R_SET, RECIPES };
+extern const char *const recipe_key[RECIPES];
 
 /* worker -> checker; the checker's own faults that explain overlaps go
  * into the same stream (M_FROZE, M_STALLED) */
 enum { M_WAIT = 1, M_ENTER, M_REENTER, M_EXIT, M_WRITE, M_FAILED,
-       M_EXPIRED, M_DRAINED, M_COUNT, M_FROZE, M_STALLED };
+       M_EXPIRED, M_DRAINED, M_COUNT, M_FROZE, M_STALLED, M_ROLE,
+       M_ANSWERED, M_DEPTH, M_GSENT, M_GDONE, M_RECORD };
 /* checker -> worker */
 enum { C_CUT = 1, C_LOSE, C_DELAY, C_STALL, C_DRAIN, C_COUNT, C_QUIT };
 enum { EXIT_RELEASE = 1, EXIT_SUSPENDED, EXIT_LOST };
 
-/* arg: M_EXIT's reason, M_FAILED's status, M_ENTER's and M_REENTER's
- * lock kind (readers may be inside together). */
+/* --sabotage: workers that break one promise each on purpose, to show
+ * the checker catches it. */
+enum {
+    S_ENTER = 1,   /* enter after a failed acquire, with a made-up token */
+    S_REENT = 2,   /* a reentrant inner release gives the node back */
+    S_GUARD = 4,   /* guarded writes: unlocked, twice, reordered, lost */
+    S_HANG = 8,    /* an acquire never answered, or answered late */
+    S_ORPHAN = 16, /* a lock node kept past the drain, unsaid */
+    S_CRASH = 32,  /* a worker ends badly */
+    S_ALL = 63
+};
+
+/* How late past its timeout an acquire may be answered (a loaded
+ * machine's loop turns); a try-lock's timeout is the session's. */
+#define SLACK_MS 3000
+
+/* handle: the slot (lock handle) of the worker, -1 for none; lock: its
+ * path (L_*). By type:
+ *   M_ROLE     arg recipe, aux the unit's first slot, token the kind
+ *   M_WAIT     aux the acquire's time limit in ms, -1 none
+ *   M_ENTER    arg the kind granted (readers, leases share), aux the
+ *              handle's hold count (a set member's: 0 = not held)
+ *   M_REENTER  arg the kind (RESTORED after SUSPENDED)
+ *   M_EXIT     arg EXIT_*
+ *   M_FAILED   arg the status
+ *   M_DEPTH    a reentrant hold's count moved by aux (0: the hold ended,
+ *              count 0), arg the count the library reports
+ *   M_GSENT    a guarded write number aux (per worker) sent, with token
+ *   M_GDONE    its answer: arg the status
+ *   M_RECORD   one write found in the record, in the server's order:
+ *              client the writer (worker), arg its slot, aux its number
+ *   M_EXPIRED  arg the session; M_DRAINED arg handles stuck; M_COUNT
+ *              arg lock nodes left (-1: could not count) */
 struct msg {
     int32_t type, worker, handle, lock, arg, client;
     uint64_t token;
     uint64_t seq; /* place in the one order of all events */
+    /* when sent (CLOCK_MONOTONIC is one clock for all processes): how
+     * long an acquire took must not depend on the checker's pace */
+    uint64_t ms;
+    int64_t aux;
 };
 
 /* Every event, from any worker or the checker, takes the next number
@@ -85,14 +134,19 @@ extern struct checker {
         unsigned freezes, stalls[CLIENTS];
     } w[MAX_WORKERS];
     struct hs {
+        int used, recipe, unit, client;
         int lock, inside, waiting;
-        int kind;          /* zkl_lock_kind_t, from ENTER's arg */
+        int kind;          /* zkl_lock_kind_t: the role's, then ENTER's */
+        int depth;         /* a reentrant hold's count */
         uint64_t token, wait_since;
+        int64_t wait_limit;
+        unsigned wait_freezes;            /* the count when it waited */
         unsigned freeze_mark, stall_mark; /* the counts when it entered */
     } h[MAX_HANDLES];
     struct ls {
         int latest; /* handle of the latest grant, -1 none */
         uint64_t latest_token, max_accepted, last_grant_ms;
+        uint64_t max_applied; /* highest token in the record so far */
     } l[LOCKS];
     uint64_t start, end, server_ok_since, last_restart;
     int server, phase, drained, counted; /* server: SRV_* */
@@ -105,6 +159,14 @@ extern struct checker {
         lost_late, leader_restarts, missing,
         read_grants, shared_reads, /* the read/write lock's readers */
         lease_grants, leases_beside; /* the semaphore's leases */
+    /* units and grants per recipe, and what shows each one's own
+     * behaviour ran */
+    long roster[RECIPES], by_recipe[RECIPES], inner_grants, downgrades,
+        g_sent, g_ok, g_records, late;
+    /* one figure per promise; the overlaps among them add up to
+     * unexplained */
+    long f_mutex, f_reent, f_rw, f_leases, f_leaders, f_sets,
+        g_unlocked, g_reordered, g_refused, g_lost, g_dup;
 } K;
 
 /* soak-worker.c */
