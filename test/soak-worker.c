@@ -175,6 +175,11 @@ static long pick_timeout(void)
 {
     unsigned r = rnd(10);
 
+    /* S_ENTER acts on refusals: try-locks refused while another holds
+     * make sure every recipe meets it */
+    if ((cfg.sabotage & S_ENTER) && rnd(2) == 0)
+        return 0;
+
     return r < 7 ? -1 : r < 9 ? 200 + (long)rnd(3000) : 0;
 }
 
@@ -199,18 +204,41 @@ static void waiting(struct unit *u, int s, long t)
 }
 
 /* S_ENTER: act as if a refused acquire had succeeded, with a made-up
- * token; a set as if it held every member. */
+ * token, and hold for a while (fake_hold); a set as if it held every
+ * member, the library saying it holds none. */
 static void sabotage_enter(struct unit *u, int s0, int n, int status)
 {
     int s;
 
-    if (!(cfg.sabotage & S_ENTER) ||
+    if (!(cfg.sabotage & S_ENTER) || W.draining ||
         (status != ZKL_ETIMEDOUT && status != ZKL_ELOCKED))
         return;
-    for (s = s0; s < s0 + n; s++)
-        say(u, s, M_ENTER, u->kind[s], 1, 0);
-    for (s = s0; s < s0 + n; s++)
-        say(u, s, M_EXIT, EXIT_RELEASE, 1, 0);
+    for (s = s0; s < s0 + n; s++) {
+        u->token[s] = 1;
+        enter(u, s, 0);
+    }
+    u->fake = 1;
+    u->hold_ticks = 100;
+}
+
+/* A sabotaged hold (S_ENTER, S_REENT) that the server does not know,
+ * acted out to its end. */
+static void fake_hold(struct unit *u)
+{
+    int s;
+
+    if (u->hold_ticks-- <= 0 || W.draining) {
+        for (s = 0; s < u->n; s++)
+            leave(u, s, EXIT_RELEASE);
+        u->fake = 0;
+        u->depth = 0;
+        arm(u, 20);
+        return;
+    }
+    for (s = 0; s < u->n; s++)
+        if (u->in[s] && exclusive(u->kind[s]))
+            say(u, s, M_WRITE, 0, u->token[s], 0);
+    arm(u, 5);
 }
 
 /* ---- guarded writes ------------------------------------------------ */
@@ -422,28 +450,10 @@ static void inner_release(struct unit *u)
     say(u, 0, M_DEPTH, (int)zkl_lock_hold_count(u->lk), 0, -1);
 }
 
-/* S_REENT's hold that is gone on the server, acted out to its end. */
-static void fake_hold(struct unit *u)
-{
-    if (u->hold_ticks-- <= 0 || W.draining) {
-        leave(u, 0, EXIT_RELEASE);
-        u->fake = 0;
-        u->depth = 0;
-        arm(u, 20);
-        return;
-    }
-    say(u, 0, M_WRITE, 0, u->token[0], 0);
-    arm(u, 5);
-}
-
 static void single_tick(struct unit *u)
 {
     long t;
 
-    if (u->fake) {
-        fake_hold(u);
-        return;
-    }
     switch (zkl_lock_state(u->lk)) {
     case ZKL_STATE_IDLE:
         t = pick_timeout();
@@ -522,7 +532,7 @@ static void single_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         zkl_lock_token(u->lk, &u->token[0]);
         u->hold_ticks = pick_hold();
         if ((cfg.sabotage & S_HANG) && u->recipe == R_MUTEX &&
-            W.swallows < 3 && rnd(4) == 0 && !W.draining) {
+            W.swallows < 3 && rnd(2) == 0 && !W.draining) {
             /* As if the grant had never been told: gone at once. */
             W.swallows++;
             zkl_lock_release(u->lk);
@@ -800,7 +810,9 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (W.draining)
         return;
-    if (u->recipe == R_SET)
+    if (u->fake)
+        fake_hold(u);
+    else if (u->recipe == R_SET)
         set_tick(u);
     else if (u->recipe == R_DOWNGRADE)
         pair_tick(u);
@@ -981,10 +993,13 @@ static void dump(void)
 /* Gives back what u holds, and with cancel what it waits for. */
 static void let_go(struct unit *u, int cancel)
 {
+    int s;
+
     if (u->keep)
         return;
     if (u->fake) {
-        leave(u, 0, EXIT_RELEASE);
+        for (s = 0; s < u->n; s++)
+            leave(u, s, EXIT_RELEASE);
         u->fake = 0;
     }
     if (u->recipe == R_SET) {
