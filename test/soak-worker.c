@@ -179,7 +179,6 @@ static long pick_timeout(void)
      * make sure every recipe meets it */
     if ((cfg.sabotage & S_ENTER) && rnd(2) == 0)
         return 0;
-
     return r < 7 ? -1 : r < 9 ? 200 + (long)rnd(3000) : 0;
 }
 
