@@ -66,6 +66,12 @@ static struct unit {
     int lock[MAX_MEMBERS], kind[MAX_MEMBERS], in[MAX_MEMBERS];
     uint64_t token[MAX_MEMBERS];
     const zkl_lock_t *mem[MAX_MEMBERS]; /* the handle behind each slot */
+    /* What the callbacks said, per slot: an acquire unanswered, a hold
+     * not yet ended. The unit acts on these, not on zkl_lock_state():
+     * a hold the library has ended (or a new one it has granted) may
+     * still wait for its callback, and acting on the state then would
+     * misreport the hold the checker judges. */
+    int pending[MAX_MEMBERS], held[MAX_MEMBERS];
     int hold_ticks, guard; /* guard: the slot on L_GUARD, -1 none */
     long limit;            /* of the acquire under way */
     zkl_lock_t *lk, *rd;   /* a pair's: write side (slot 0), read side */
@@ -199,6 +205,7 @@ static void waiting(struct unit *u, int s, long t)
                : t > 0
                    ? t
                    : (long)zkl_client_session_timeout(W.c[u->client]);
+    u->pending[s] = 1;
     say(u, s, M_WAIT, 0, 0, u->limit);
 }
 
@@ -419,6 +426,7 @@ static void inner_acquire(struct unit *u)
     u->inner = 1;
     u->depth++;
     waiting(u, 0, t);
+    u->pending[0] = 0; /* an inner acquire: u->inner says it */
     say(u, 0, M_DEPTH, (int)zkl_lock_hold_count(u->lk), 0, 1);
 }
 
@@ -433,6 +441,7 @@ static void inner_release(struct unit *u)
         for (i = 0; i < n; i++)
             u->swallow += zkl_lock_release(u->lk) == ZKL_OK;
         u->depth--;
+        u->held[0] = 0;
         u->fake = 1;
         if (u->hold_ticks < 100)
             u->hold_ticks = 100;
@@ -449,56 +458,61 @@ static void inner_release(struct unit *u)
     say(u, 0, M_DEPTH, (int)zkl_lock_hold_count(u->lk), 0, -1);
 }
 
+/* Gives back a single handle's hold, all its levels. */
+static void release_single(struct unit *u)
+{
+    leave(u, 0, EXIT_RELEASE);
+    u->held[0] = 0;
+    u->depth = 0;
+    zkl_lock_release(u->lk);
+}
+
 static void single_tick(struct unit *u)
 {
     long t;
 
-    switch (zkl_lock_state(u->lk)) {
-    case ZKL_STATE_IDLE:
+    if (u->pending[0] || u->inner)
+        return; /* its callback ticks */
+    if (!u->held[0]) {
+        if (zkl_lock_state(u->lk) != ZKL_STATE_IDLE) {
+            arm(u, 20); /* a release under way */
+            return;
+        }
         t = pick_timeout();
         if (zkl_lock_acquire(u->lk, t) == ZKL_OK)
             waiting(u, 0, t);
         else
             arm(u, 50);
-        break;
-    case ZKL_STATE_HELD:
-        if (u->inner)
-            break; /* its callback ticks */
-        if (u->hold_ticks-- <= 0) {
-            if (u->depth > 1) {
-                inner_release(u);
-                break;
-            }
-            leave(u, 0, EXIT_RELEASE);
-            u->depth = 0;
-            zkl_lock_release(u->lk);
-            break;
-        }
-        if (u->recipe == R_REENT) {
-            unsigned r = rnd(12);
-
-            if (r == 0 && u->depth < 4) {
-                inner_acquire(u);
-                break;
-            }
-            if (r == 1 && u->depth > 1) {
-                inner_release(u);
-                break;
-            }
-        }
-        /* Readers and leases share the lock: only exclusive holders
-         * write to the checker's record. */
-        if (exclusive(u->kind[0]))
-            say(u, 0, M_WRITE, 0, u->token[0], 0);
-        if (u->recipe == R_GUARD)
-            guarded_write(u, 0);
-        else if (exclusive(u->kind[0]))
-            stale_write(u);
-        arm(u, 5);
-        break;
-    default:
-        break;
+        return;
     }
+    if (u->hold_ticks-- <= 0) {
+        if (u->depth > 1)
+            inner_release(u);
+        else
+            release_single(u);
+        return;
+    }
+    if (u->recipe == R_REENT) {
+        unsigned r = rnd(12);
+
+        if (r == 0 && u->depth < 4) {
+            inner_acquire(u);
+            return;
+        }
+        if (r == 1 && u->depth > 1) {
+            inner_release(u);
+            return;
+        }
+    }
+    /* Readers and leases share the lock: only exclusive holders write
+     * to the checker's record. */
+    if (exclusive(u->kind[0]))
+        say(u, 0, M_WRITE, 0, u->token[0], 0);
+    if (u->recipe == R_GUARD)
+        guarded_write(u, 0);
+    else if (exclusive(u->kind[0]))
+        stale_write(u);
+    arm(u, 5);
 }
 
 static void late_answer(evutil_socket_t fd, short what, void *arg)
@@ -526,8 +540,16 @@ static void single_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
             arm(u, 5);
             break;
         }
+        u->pending[0] = 0;
         if (u->keep) /* S_ORPHAN: taken silently, kept */
             break;
+        if (W.draining) { /* answered; given back at once */
+            say(u, 0, M_ANSWERED, 0, 0, 0);
+            while (zkl_lock_release(u->lk) == ZKL_OK &&
+                   zkl_lock_hold_count(u->lk) > 0)
+                ;
+            break;
+        }
         zkl_lock_token(u->lk, &u->token[0]);
         u->hold_ticks = pick_hold();
         if ((cfg.sabotage & S_HANG) && u->recipe == R_MUTEX &&
@@ -537,11 +559,13 @@ static void single_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
             zkl_lock_release(u->lk);
             break;
         }
+        u->held[0] = 1;
         u->depth = 1;
         enter(u, 0, zkl_lock_hold_count(u->lk));
         arm(u, 5);
         break;
     case ZKL_LOCK_FAILED:
+        u->pending[0] = 0;
         if ((cfg.sabotage & S_HANG) && W.lates < 3 && u->limit >= 0 &&
             !W.draining && rnd(3) == 0) {
             /* The answer held back past its time. */
@@ -559,13 +583,14 @@ static void single_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         leave(u, 0, EXIT_SUSPENDED);
         break;
     case ZKL_LOCK_RESTORED:
-        if (!W.draining && !u->in[0]) {
+        if (!W.draining && u->held[0] && !u->in[0]) {
             u->in[0] = 1;
             say(u, 0, M_REENTER, u->kind[0], u->token[0], 0);
         }
         break;
     case ZKL_LOCK_LOST:
         lost(u, 0);
+        u->held[0] = 0;
         if (u->recipe == R_REENT) { /* every level at once */
             u->depth = 0;
             say(u, 0, M_DEPTH, (int)zkl_lock_hold_count(u->lk), 0, 0);
@@ -593,25 +618,18 @@ static void single_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
 
 /* ---- both sides of a read/write lock, with downgrades --------------- */
 
+static void release_side(struct unit *u, int s)
+{
+    leave(u, s, EXIT_RELEASE);
+    u->held[s] = 0;
+    zkl_lock_release(s ? u->rd : u->lk);
+}
+
 static void pair_tick(struct unit *u)
 {
-    zkl_lock_state_t ws = zkl_lock_state(u->lk), rs = zkl_lock_state(u->rd);
-
-    if (u->downgrading)
-        return; /* the read side's answer ticks */
-    if (ws == ZKL_STATE_IDLE && rs == ZKL_STATE_IDLE) {
-        /* now and then a plain reader; mostly a writer that may
-         * downgrade */
-        int s = rnd(6) == 0;
-        long t = pick_timeout();
-
-        if (zkl_lock_acquire(s ? u->rd : u->lk, t) == ZKL_OK)
-            waiting(u, s, t);
-        else
-            arm(u, 50);
-        return;
-    }
-    if (ws == ZKL_STATE_HELD) {
+    if (u->pending[0] || u->pending[1])
+        return; /* its callback ticks (a downgrade's too) */
+    if (u->held[0]) {
         if (u->hold_ticks-- > 0) {
             say(u, 0, M_WRITE, 0, u->token[0], 0);
             arm(u, 5);
@@ -622,17 +640,34 @@ static void pair_tick(struct unit *u)
             waiting(u, 1, -1);
             return;
         }
-        leave(u, 0, EXIT_RELEASE);
-        zkl_lock_release(u->lk);
+        release_side(u, 0);
+        arm(u, 20);
         return;
     }
-    if (rs == ZKL_STATE_HELD) {
+    if (u->held[1]) {
         if (u->hold_ticks-- > 0) {
             arm(u, 5);
             return;
         }
-        leave(u, 1, EXIT_RELEASE);
-        zkl_lock_release(u->rd);
+        release_side(u, 1);
+        arm(u, 20);
+        return;
+    }
+    if (zkl_lock_state(u->lk) != ZKL_STATE_IDLE ||
+        zkl_lock_state(u->rd) != ZKL_STATE_IDLE) {
+        arm(u, 20); /* a release under way */
+        return;
+    }
+    {
+        /* now and then a plain reader; mostly a writer that may
+         * downgrade */
+        int s = rnd(6) == 0;
+        long t = pick_timeout();
+
+        if (zkl_lock_acquire(s ? u->rd : u->lk, t) == ZKL_OK)
+            waiting(u, s, t);
+        else
+            arm(u, 50);
     }
 }
 
@@ -644,42 +679,45 @@ static void pair_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
 
     switch (ev) {
     case ZKL_LOCK_ACQUIRED:
+        u->pending[s] = 0;
+        if (W.draining) { /* answered; given back at once */
+            say(u, s, M_ANSWERED, 0, 0, 0);
+            zkl_lock_release(lk);
+            break;
+        }
+        u->held[s] = 1;
         zkl_lock_token(lk, &u->token[s]);
         u->hold_ticks = pick_hold();
         enter(u, s, zkl_lock_hold_count(lk));
-        if (s == 1 && u->downgrading) {
+        if (s == 1 && u->downgrading && u->held[0])
             /* The read side holds in the write side's place: the write
              * side goes, and no writer gets in between. */
-            u->downgrading = 0;
-            leave(u, 0, EXIT_RELEASE);
-            zkl_lock_release(u->lk);
-        }
+            release_side(u, 0);
+        u->downgrading = 0;
         arm(u, 5);
         break;
     case ZKL_LOCK_FAILED:
+        u->pending[s] = 0;
         say(u, s, M_FAILED, status, 0, 0);
         if (s == 0)
             sabotage_enter(u, 0, 1, status);
-        if (s == 1 && u->downgrading) {
-            u->downgrading = 0;
-            if (zkl_lock_state(u->lk) == ZKL_STATE_HELD) {
-                leave(u, 0, EXIT_RELEASE);
-                zkl_lock_release(u->lk);
-            }
-        }
+        if (s == 1 && u->downgrading && u->held[0])
+            release_side(u, 0);
+        u->downgrading = 0;
         arm(u, (long)rnd(20));
         break;
     case ZKL_LOCK_SUSPENDED:
         leave(u, s, EXIT_SUSPENDED);
         break;
     case ZKL_LOCK_RESTORED:
-        if (!W.draining && !u->in[s]) {
+        if (!W.draining && u->held[s] && !u->in[s]) {
             u->in[s] = 1;
             say(u, s, M_REENTER, u->kind[s], u->token[s], 0);
         }
         break;
     case ZKL_LOCK_LOST:
         lost(u, s);
+        u->held[s] = 0;
         arm(u, (long)rnd(20));
         break;
     case ZKL_LOCK_RELEASED:
@@ -759,6 +797,7 @@ static void set_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status,
     (void)m;
     switch (ev) {
     case ZKL_LOCK_ACQUIRED:
+        u->pending[0] = 0;
         u->set = SET_HELD;
         u->hold_ticks = pick_hold();
         for (s = 0; s < u->n; s++) {
@@ -770,6 +809,7 @@ static void set_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status,
         arm(u, 5);
         break;
     case ZKL_LOCK_FAILED:
+        u->pending[0] = 0;
         u->set = SET_IDLE;
         say(u, 0, M_FAILED, status, 0, 0);
         sabotage_enter(u, 0, u->n, status);
@@ -924,10 +964,15 @@ static void on_conn(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
 
 static int unit_idle(struct unit *u)
 {
+    int s;
+
     if (u->keep)
         return 1;
-    if (u->fake || u->swallow || evtimer_pending(u->late, NULL))
+    if (u->fake || u->swallow || u->inner || evtimer_pending(u->late, NULL))
         return 0;
+    for (s = 0; s < u->n; s++)
+        if (u->pending[s])
+            return 0;
     if (u->recipe == R_SET)
         return u->set == SET_IDLE;
     if (u->recipe == R_DOWNGRADE &&
@@ -938,6 +983,7 @@ static int unit_idle(struct unit *u)
 
 static void let_go_one(struct unit *u, int s, zkl_lock_t *lk, int cancel)
 {
+    u->held[s] = 0;
     if (zkl_lock_state(lk) == ZKL_STATE_HELD) {
         leave(u, s, EXIT_RELEASE);
         /* a reentrant hold: every level */
