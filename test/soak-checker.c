@@ -96,6 +96,35 @@ static int gh(const struct msg *m)
     return m->worker * PER_WORKER + m->handle;
 }
 
+/* The last events of each slot (writes aside), to show how a broken
+ * promise came about. */
+#define HIST 16
+static struct {
+    struct msg m[HIST];
+    unsigned n;
+} hist[MAX_HANDLES];
+
+static const char *const msg_name[] = {
+    "?", "WAIT", "ENTER", "REENTER", "EXIT", "WRITE", "FAILED", "EXPIRED",
+    "DRAINED", "COUNT", "FROZE", "STALLED", "ROLE", "ANSWERED", "DEPTH",
+    "GSENT", "GDONE", "RECORD", "ENDED"};
+
+static void history(int g)
+{
+    unsigned i, n = hist[g].n;
+
+    for (i = n > HIST ? n - HIST : 0; i < n; i++) {
+        const struct msg *m = &hist[g].m[i % HIST];
+
+        note("  handle %d %.1fs: %s arg %d token %llu aux %lld", g,
+             (double)(m->ms - K.start) / 1000.0,
+             m->type < (int)(sizeof msg_name / sizeof *msg_name)
+                 ? msg_name[m->type]
+                 : "?",
+             m->arg, (unsigned long long)m->token, (long long)m->aux);
+    }
+}
+
 static void record_write(int g, int lock, uint64_t tok)
 {
     struct ls *l = &K.l[lock];
@@ -216,6 +245,10 @@ static void enter(int g, const struct msg *m)
                  "inside", lock, g, recipe_key[h->recipe],
                  (unsigned long long)m->token, o, recipe_key[x->recipe],
                  (unsigned long long)x->token);
+            if (!cfg.sabotage) {
+                history(o);
+                history(g);
+            }
         }
     }
     if (m->arg == ZKL_KIND_LEASE)
@@ -365,6 +398,9 @@ static void on_msg(const struct msg *m)
     struct hs *h = g >= 0 ? &K.h[g] : NULL;
     struct gwrite *x;
 
+    if (g >= 0 && m->type != M_WRITE && m->type != M_GSENT &&
+        m->type != M_GDONE)
+        hist[g].m[hist[g].n++ % HIST] = *m;
     if (getenv("ZKL_SOAK_TRACE") != NULL && m->type != M_WRITE)
         note("w%d h%d lock %d: msg %d arg %d token %llu aux %lld",
              m->worker, m->handle, m->lock, m->type, m->arg,
@@ -449,6 +485,8 @@ static void on_msg(const struct msg *m)
             K.f_reent++;
             note("reentrant handle %d: %d holds by its acquires and "
                  "releases, %d by the library", g, h->depth, m->arg);
+            if (!cfg.sabotage)
+                history(g);
             h->depth = m->arg;
         }
         break;
@@ -488,6 +526,9 @@ static void on_msg(const struct msg *m)
         break;
     case M_RECORD:
         record_seen(m);
+        break;
+    case M_ENDED:
+        K.ended_early++;
         break;
     case M_EXPIRED:
         K.expiries++;
@@ -822,6 +863,7 @@ int checker_main(void)
            K.read_grants, K.shared_reads);
     printf(", \"lease_grants\": %ld, \"leases_beside_leases\": %ld",
            K.lease_grants, K.leases_beside);
+    printf(", \"holds_ended_before_told\": %ld", K.ended_early);
     printf(", \"session_expiries\": %ld, \"holds_lost\": %ld, "
            "\"lost_told_after_next_grant_unfrozen\": %ld, "
            "\"overlaps\": %ld, \"overlaps_explained\": %ld, "

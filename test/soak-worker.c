@@ -71,7 +71,7 @@ static struct unit {
      * a hold the library has ended (or a new one it has granted) may
      * still wait for its callback, and acting on the state then would
      * misreport the hold the checker judges. */
-    int pending[MAX_MEMBERS], held[MAX_MEMBERS];
+    int pending[MAX_MEMBERS], held[MAX_MEMBERS], ended[MAX_MEMBERS];
     int hold_ticks, guard; /* guard: the slot on L_GUARD, -1 none */
     long limit;            /* of the acquire under way */
     zkl_lock_t *lk, *rd;   /* a pair's: write side (slot 0), read side */
@@ -173,6 +173,23 @@ static void lost(struct unit *u, int s)
     u->in[s] = 0;
     say(u, s, M_EXIT, EXIT_LOST, u->token[s], 0);
     ended(u, s);
+}
+
+/* Whether slot s's hold, as its callbacks told it, is over in the
+ * library already: its LOST is queued behind other callbacks (they run
+ * within a budget per loop turn). Until it comes the unit does nothing
+ * with the hold: a reentrant acquire now would start a new acquire
+ * instead of counting up, a downgrade a plain read. */
+static int ended_untold(struct unit *u, int s, const zkl_lock_t *lk)
+{
+    if (zkl_lock_is_held(lk))
+        return 0;
+    if (!u->ended[s]) {
+        u->ended[s] = 1;
+        say(u, s, M_ENDED, 0, u->token[s], 0);
+    }
+    arm(u, 5);
+    return 1;
 }
 
 /* Mostly wait forever; sometimes with a timeout, sometimes a try-lock,
@@ -485,6 +502,8 @@ static void single_tick(struct unit *u)
             arm(u, 50);
         return;
     }
+    if (ended_untold(u, 0, u->lk))
+        return;
     if (u->hold_ticks-- <= 0) {
         if (u->depth > 1)
             inner_release(u);
@@ -560,6 +579,7 @@ static void single_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
             break;
         }
         u->held[0] = 1;
+        u->ended[0] = 0;
         u->depth = 1;
         enter(u, 0, zkl_lock_hold_count(u->lk));
         arm(u, 5);
@@ -630,6 +650,8 @@ static void pair_tick(struct unit *u)
     if (u->pending[0] || u->pending[1])
         return; /* its callback ticks (a downgrade's too) */
     if (u->held[0]) {
+        if (ended_untold(u, 0, u->lk))
+            return;
         if (u->hold_ticks-- > 0) {
             say(u, 0, M_WRITE, 0, u->token[0], 0);
             arm(u, 5);
@@ -686,6 +708,7 @@ static void pair_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
             break;
         }
         u->held[s] = 1;
+        u->ended[s] = 0;
         zkl_lock_token(lk, &u->token[s]);
         u->hold_ticks = pick_hold();
         enter(u, s, zkl_lock_hold_count(lk));
@@ -758,9 +781,11 @@ static void set_tick(struct unit *u)
     switch (u->set) {
     case SET_IDLE:
         /* A set waits holding the members before the one it waits for,
-         * and their queues stand still meanwhile: it gives up sooner
-         * than a single handle, so that the other recipes keep going. */
-        t = rnd(2) ? pick_timeout() : 500 + (long)rnd(2500);
+         * and their queues stand still meanwhile: mostly it gives up
+         * after a while, so that the other recipes keep going. */
+        t = pick_timeout();
+        if (t < 0 && rnd(3) != 0)
+            t = 1000 + (long)rnd(5000);
         if (zkl_multi_acquire(u->m, t) == ZKL_OK) {
             u->set = SET_WAIT;
             waiting(u, 0, t);

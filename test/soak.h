@@ -42,7 +42,7 @@ extern const char *const recipe_key[RECIPES];
  * into the same stream (M_FROZE, M_STALLED) */
 enum { M_WAIT = 1, M_ENTER, M_REENTER, M_EXIT, M_WRITE, M_FAILED,
        M_EXPIRED, M_DRAINED, M_COUNT, M_FROZE, M_STALLED, M_ROLE,
-       M_ANSWERED, M_DEPTH, M_GSENT, M_GDONE, M_RECORD };
+       M_ANSWERED, M_DEPTH, M_GSENT, M_GDONE, M_RECORD, M_ENDED };
 /* checker -> worker */
 enum { C_CUT = 1, C_LOSE, C_DELAY, C_STALL, C_DRAIN, C_COUNT, C_QUIT };
 enum { EXIT_RELEASE = 1, EXIT_SUSPENDED, EXIT_LOST };
@@ -78,6 +78,8 @@ enum {
  *   M_GDONE    its answer: arg the status
  *   M_RECORD   one write found in the record, in the server's order:
  *              client the writer (worker), arg its slot, aux its number
+ *   M_ENDED    the library says the hold is over (zkl_lock_is_held())
+ *              while its LOST is still on its way
  *   M_EXPIRED  arg the session; M_DRAINED arg handles stuck; M_COUNT
  *              arg lock nodes left (-1: could not count) */
 struct msg {
@@ -162,7 +164,7 @@ extern struct checker {
     /* units and grants per recipe, and what shows each one's own
      * behaviour ran */
     long roster[RECIPES], by_recipe[RECIPES], inner_grants, downgrades,
-        g_sent, g_ok, g_records, late;
+        g_sent, g_ok, g_records, late, ended_early;
     /* one figure per promise; the overlaps among them add up to
      * unexplained */
     long f_mutex, f_reent, f_rw, f_leases, f_leaders, f_sets,
