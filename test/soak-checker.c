@@ -391,6 +391,36 @@ static void record_done(void)
         }
 }
 
+/* A set member's or a reentrant handle's grant, by the library's count
+ * (M_ENTER's aux): held once (a reentrant hold starts at one); or ended
+ * already, its LOST to come (-1); anything else is a grant of a hold that
+ * never was. A hold that ended so must be told LOST before the next
+ * grant. */
+static void held_as_told(int g, const struct msg *m)
+{
+    struct hs *h = &K.h[g];
+    long *fig = h->recipe == R_SET ? &K.f_sets : &K.f_reent;
+
+    if (h->owed) {
+        (*fig)++;
+        note("%s handle %d granted again, its last hold ended without "
+             "LOST", recipe_key[h->recipe], g);
+    }
+    h->owed = m->aux == -1;
+    h->depth = 1;
+    if (m->aux == 1 || h->owed)
+        return;
+    (*fig)++;
+    if (h->recipe == R_SET)
+        note("set member %d (lock %d) not held at its set's ACQUIRED "
+             "(%lld)", g, m->lock, (long long)m->aux);
+    else
+        note("reentrant handle %d entered with %lld holds", g,
+             (long long)m->aux);
+    if (!cfg.sabotage)
+        history(g);
+}
+
 static void on_msg(const struct msg *m)
 {
     int g = m->handle >= 0 ? gh(m) : -1;
@@ -433,19 +463,8 @@ static void on_msg(const struct msg *m)
         K.grants++;
         if (h->recipe != R_SET || g == h->unit)
             K.by_recipe[h->recipe]++;
-        if (h->recipe == R_SET && m->aux == 0) {
-            K.f_sets++;
-            note("set member %d (lock %d) not held at its set's ACQUIRED",
-                 g, m->lock);
-        }
-        if (h->recipe == R_REENT) {
-            h->depth = 1;
-            if (m->aux != 1) {
-                K.f_reent++;
-                note("reentrant handle %d entered with %lld holds", g,
-                     (long long)m->aux);
-            }
-        }
+        if (h->recipe == R_SET || h->recipe == R_REENT)
+            held_as_told(g, m);
         if (h->recipe == R_DOWNGRADE && m->arg == ZKL_KIND_READ &&
             K.h[h->unit].inside && K.h[h->unit].kind == ZKL_KIND_WRITE)
             K.downgrades++;
@@ -481,20 +500,26 @@ static void on_msg(const struct msg *m)
         break;
     case M_DEPTH:
         h->depth = m->aux != 0 ? h->depth + (int)m->aux : 0;
-        if (h->depth != m->arg) {
-            K.f_reent++;
-            note("reentrant handle %d: %d holds by its acquires and "
-                 "releases, %d by the library", g, h->depth, m->arg);
-            if (!cfg.sabotage)
-                history(g);
-            h->depth = m->arg;
+        if (h->depth == m->arg)
+            break;
+        if (m->aux != 0 && m->arg == -1) { /* ended in the call */
+            h->owed = 1;
+            h->depth = 0;
+            break;
         }
+        K.f_reent++;
+        note("reentrant handle %d: %d holds by its acquires and releases, "
+             "%d by the library", g, h->depth, m->arg);
+        if (!cfg.sabotage)
+            history(g);
+        h->depth = m->arg > 0 ? m->arg : 0;
         break;
     case M_EXIT:
         h->inside = 0;
         if (m->arg == EXIT_RELEASE)
             h->depth = 0;
         if (m->arg == EXIT_LOST) {
+            h->owed = 0;
             K.lost++;
             /* Told after the next grant, though never frozen: the
              * margin of the LOST deadline was not enough. Timing, so
@@ -677,17 +702,24 @@ static void check_hangs(uint64_t now)
     }
 }
 
-/* Once all is drained and counted: every acquire was answered. */
+/* Once all is drained and counted: every acquire was answered, every
+ * hold that ended by the library's word was told LOST. */
 static void check_answered(void)
 {
     int g;
 
-    for (g = 0; g < cfg.workers * PER_WORKER; g++)
+    for (g = 0; g < cfg.workers * PER_WORKER; g++) {
         if (K.h[g].used && K.h[g].waiting) {
             K.hangs++;
             note("HANG: handle %d (%s) was never answered", g,
                  recipe_key[K.h[g].recipe]);
         }
+        if (K.h[g].owed) {
+            (*(K.h[g].recipe == R_SET ? &K.f_sets : &K.f_reent))++;
+            note("%s handle %d: its hold ended without LOST",
+                 recipe_key[K.h[g].recipe], g);
+        }
+    }
 }
 
 static void on_check(evutil_socket_t fd, short what, void *arg)

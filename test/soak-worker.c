@@ -142,7 +142,20 @@ static int exclusive(int kind)
            kind == ZKL_KIND_LATCH;
 }
 
-static void enter(struct unit *u, int s, unsigned holds)
+/* What the library says of a hold just told or just moved: its count,
+ * or when that is 0, -1 - its state: -1 (idle) when the hold has ended
+ * in the library already (a call runs the library's clock, and a hold
+ * past its LOST deadline ends inside it; or LOST is queued behind the
+ * callback being run), which its LOST will tell; anything else is a
+ * hold that never was. */
+static int holds_of(const zkl_lock_t *lk)
+{
+    unsigned n = zkl_lock_hold_count(lk);
+
+    return n > 0 ? (int)n : -1 - (int)zkl_lock_state(lk);
+}
+
+static void enter(struct unit *u, int s, int holds)
 {
     u->in[s] = 1;
     say(u, s, M_ENTER, u->kind[s], u->token[s], holds);
@@ -444,7 +457,7 @@ static void inner_acquire(struct unit *u)
     u->depth++;
     waiting(u, 0, t);
     u->pending[0] = 0; /* an inner acquire: u->inner says it */
-    say(u, 0, M_DEPTH, (int)zkl_lock_hold_count(u->lk), 0, 1);
+    say(u, 0, M_DEPTH, holds_of(u->lk), 0, 1);
 }
 
 static void inner_release(struct unit *u)
@@ -462,7 +475,7 @@ static void inner_release(struct unit *u)
         u->fake = 1;
         if (u->hold_ticks < 100)
             u->hold_ticks = 100;
-        say(u, 0, M_DEPTH, (int)zkl_lock_hold_count(u->lk), 0, -1);
+        say(u, 0, M_DEPTH, holds_of(u->lk), 0, -1);
         arm(u, 5);
         return;
     }
@@ -472,7 +485,7 @@ static void inner_release(struct unit *u)
     }
     u->inner = 2;
     u->depth--;
-    say(u, 0, M_DEPTH, (int)zkl_lock_hold_count(u->lk), 0, -1);
+    say(u, 0, M_DEPTH, holds_of(u->lk), 0, -1);
 }
 
 /* Gives back a single handle's hold, all its levels. */
@@ -581,7 +594,7 @@ static void single_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         u->held[0] = 1;
         u->ended[0] = 0;
         u->depth = 1;
-        enter(u, 0, zkl_lock_hold_count(u->lk));
+        enter(u, 0, holds_of(u->lk));
         arm(u, 5);
         break;
     case ZKL_LOCK_FAILED:
@@ -711,7 +724,7 @@ static void pair_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         u->ended[s] = 0;
         zkl_lock_token(lk, &u->token[s]);
         u->hold_ticks = pick_hold();
-        enter(u, s, zkl_lock_hold_count(lk));
+        enter(u, s, holds_of(lk));
         if (s == 1 && u->downgrading && u->held[0])
             /* The read side holds in the write side's place: the write
              * side goes, and no writer gets in between. */
@@ -794,6 +807,9 @@ static void set_tick(struct unit *u)
         }
         break;
     case SET_HELD:
+        for (s = 0; s < u->n; s++)
+            if (ended_untold(u, s, u->mem[s]))
+                return; /* the set's LOST is on its way */
         if (u->hold_ticks-- <= 0) {
             set_release(u);
             break;
@@ -824,13 +840,14 @@ static void set_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status,
     case ZKL_LOCK_ACQUIRED:
         u->pending[0] = 0;
         u->set = SET_HELD;
+        memset(u->ended, 0, sizeof u->ended);
         u->hold_ticks = pick_hold();
         for (s = 0; s < u->n; s++) {
             u->token[s] = 0;
             zkl_lock_token(u->mem[s], &u->token[s]);
         }
         for (s = 0; s < u->n; s++)
-            enter(u, s, zkl_lock_hold_count(u->mem[s]));
+            enter(u, s, holds_of(u->mem[s]));
         arm(u, 5);
         break;
     case ZKL_LOCK_FAILED:

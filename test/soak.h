@@ -68,12 +68,14 @@ enum {
  *   M_ROLE     arg recipe, aux the unit's first slot, token the kind
  *   M_WAIT     aux the acquire's time limit in ms, -1 none
  *   M_ENTER    arg the kind granted (readers, leases share), aux the
- *              handle's hold count (a set member's: 0 = not held)
+ *              handle's hold count, or -1 - its state when that is 0
+ *              (-1: the hold has ended already, its LOST to come)
  *   M_REENTER  arg the kind (RESTORED after SUSPENDED)
  *   M_EXIT     arg EXIT_*
  *   M_FAILED   arg the status
  *   M_DEPTH    a reentrant hold's count moved by aux (0: the hold ended,
- *              count 0), arg the count the library reports
+ *              count 0), arg the count the library reports (as M_ENTER's
+ *              aux when aux is not 0)
  *   M_GSENT    a guarded write number aux (per worker) sent, with token
  *   M_GDONE    its answer: arg the status
  *   M_RECORD   one write found in the record, in the server's order:
@@ -140,6 +142,7 @@ extern struct checker {
         int lock, inside, waiting;
         int kind;          /* zkl_lock_kind_t: the role's, then ENTER's */
         int depth;         /* a reentrant hold's count */
+        int owed;          /* ended by the library's word: LOST to come */
         uint64_t token, wait_since;
         int64_t wait_limit;
         unsigned wait_freezes;            /* the count when it waited */
