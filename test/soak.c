@@ -5,10 +5,10 @@
  * recipe (mutex, reentrant mutex, guarded writes, reader, writer, a
  * read/write pair that downgrades, semaphore lease, leader latch,
  * multi-lock sets that overlap), contend for a given time while the
- * checker injects faults at random: connection cuts, lost replies, delays, short stalls, stalls
- * past the session timeout, a worker frozen with SIGSTOP past its
- * session timeout, and (given the server's directory) server kills and
- * restarts.
+ * checker injects faults at random: connection cuts, lost replies,
+ * delays, short stalls, stalls past the session timeout, a worker
+ * frozen with SIGSTOP past its session timeout, and (given the server's
+ * directory) server kills and restarts.
  *
  * Given an ensemble (several hosts; --server-dir is then the directory
  * `zkserver.sh ensemble` made, with its nodes in DIR/n1..DIR/nN), each
@@ -29,8 +29,9 @@
  *            [--fault-ms MEAN] [--seed S] [--sabotage MASK]
  *            [--checker-lag MS]
  *
- * Prints one JSON line; exits 0 only when the safety figures are zero and
- * there were grants and faults. */
+ * Prints one JSON line; exits 0 only when the safety figures (one per
+ * promise, soak-checker.c) are zero, there were grants and faults, and,
+ * in a run of a minute or more, every recipe did its part. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
