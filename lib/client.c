@@ -211,7 +211,7 @@ int zkl__client_usable(const zkl_client_t *c)
 int zkl__is_connected(zkl_client_t *c)
 {
     return c->zh != NULL && c->connected && !c->expired &&
-           !c->fence.active && c->pause_until == 0;
+           !zkl__fence_up(c) && c->pause_until == 0;
 }
 
 /* A throttled request was not done at all; retrying it at once would
@@ -707,7 +707,7 @@ static void on_clock(zkl_client_t *c)
         c->pause_until = 0;
         zkl__on_connected(c, 0); /* what waited goes now */
     }
-    (void)zkl__fence_clock(c, now);
+    zkl__fence_clock(c, now);
     zkl__on_deadlines(c, now);
     zkl__multi_on_clock(c, now);
     if (c->natts > 0 && now >= c->touched_at + lost_after(c))
@@ -837,9 +837,8 @@ static void arm(zkl_client_t *c, int zfd, int events, long ms)
         ms = sooner(ms, keepalive_at(c), now);
     if (c->pause_until != 0)
         ms = sooner(ms, c->pause_until, now);
-    if (c->fence.active && c->fence.sure == ZKL__FENCE_TOKENS &&
-        c->fence.retry_at != 0)
-        ms = sooner(ms, c->fence.retry_at, now);
+    if (zkl__fence_next(c) != 0)
+        ms = sooner(ms, zkl__fence_next(c), now);
     if (c->ops->timer(c->loop_data, ms) != 0)
         ZKL_LOG(ZKL_LOG_ERROR, "zklock: loop adapter timer failed");
 }

@@ -132,14 +132,19 @@ void zkl__fence_settle(zkl_client_t *c)
         zkl__on_connected(c, 0); /* what waited for the fence goes now */
 }
 
-uint64_t zkl__fence_clock(zkl_client_t *c, uint64_t now)
+uint64_t zkl__fence_next(const zkl_client_t *c)
 {
-    struct zkl__fence *f = &c->fence;
+    const struct zkl__fence *f = &c->fence;
 
-    if (!f->active || f->sure < ZKL__FENCE_TOKENS || c->zh == NULL ||
-        f->retry_at == 0)
-        return 0;
-    if (now >= f->retry_at && !send_barrier(c))
-        return c->expired ? 0 : f->retry_at;
-    return f->sure < ZKL__FENCE_TOKENS ? 0 : f->retry_at;
+    return f->active && f->sure == ZKL__FENCE_TOKENS && c->zh != NULL
+               ? f->retry_at
+               : 0;
+}
+
+void zkl__fence_clock(zkl_client_t *c, uint64_t now)
+{
+    uint64_t at = zkl__fence_next(c);
+
+    if (at != 0 && now >= at)
+        (void)send_barrier(c);
 }

@@ -491,8 +491,10 @@ int zkl__fence_up(const zkl_client_t *c);
 /* Resolves the fenced request: from its barrier's completion, and after
  * zookeeper_close() (which has run every completion still queued). */
 void zkl__fence_settle(zkl_client_t *c);
-/* Retries a refused barrier when due; the time of the next try, or 0. */
-uint64_t zkl__fence_clock(zkl_client_t *c, uint64_t now);
+/* When a refused barrier is tried again (monotonic ms), or 0; and the
+ * try, from the client's clock. */
+uint64_t zkl__fence_next(const zkl_client_t *c);
+void zkl__fence_clock(zkl_client_t *c, uint64_t now);
 
 /* ---- client.c ---- */
 

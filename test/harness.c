@@ -322,6 +322,16 @@ void t_lock_init_lease(t_lock_t *t, zkl_client_t *c, const char *path,
     ASSERT_RC(zkl_lease_new(&t->lk, c, path, max, t_lock_cb, t), ZKL_OK);
 }
 
+void t_lock_cycle(t_lock_t *t)
+{
+    int acquired = t->acquired, released = t->released;
+
+    ASSERT_RC(zkl_lock_acquire(t->lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(t->acquired > acquired, 5000));
+    ASSERT_RC(zkl_lock_release(t->lk), ZKL_OK);
+    ASSERT(WAIT_FOR(t->released > released, 5000));
+}
+
 void t_hold_and_queue(t_lock_t *hold, zkl_client_t *hc, t_lock_t *wait,
                       zkl_client_t *wc, const char *path)
 {

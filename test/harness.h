@@ -73,6 +73,10 @@ void t_lock_init_kind(t_lock_t *t, zkl_client_t *c, const char *path,
 /* A lease of the semaphore with max leases on path. */
 void t_lock_init_lease(t_lock_t *t, zkl_client_t *c, const char *path,
                        int max);
+/* Acquires t's lock and releases it (counted in t): its lock path
+ * exists afterwards, so that a fault aimed at the next create or
+ * listing meets the acquire itself, not the making of the path. */
+void t_lock_cycle(t_lock_t *t);
 /* The shape most tests start from: hold takes path on hc and is
  * granted; then wait (on wc) queues behind it, its node on the server
  * and its watch set. */

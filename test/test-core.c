@@ -608,10 +608,7 @@ TEST(list_refused_after_create)
 
     t_lock_init(&a, c, p);
     /* The lock path must exist, so that the create is accepted. */
-    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
-    ASSERT(t_run_until(&a.acquired, 5000));
-    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
-    ASSERT(t_run_until(&a.released, 5000));
+    t_lock_cycle(&a);
     t_refuse_next_list(ZMARSHALLINGERROR);
     ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
     ASSERT_EQ(t_refusals(), 1);

@@ -27,10 +27,7 @@ TEST(fence_create_completion_still_runs)
     t_lock_t a;
 
     t_lock_init(&a, c, p);
-    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK); /* makes the path */
-    ASSERT(t_run_until(&a.acquired, 5000));
-    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
-    ASSERT(t_run_until(&a.released, 5000));
+    t_lock_cycle(&a);
     t_maybe_next("zoo_acreate2");
     ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
     ASSERT(WAIT_FOR(a.acquired == 2, 5000));
@@ -57,10 +54,7 @@ TEST(fence_listing_completion_still_runs)
 
     t_lock_init(&a, c, p);
     t_lock_init(&b, c, p);
-    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
-    ASSERT(t_run_until(&a.acquired, 5000));
-    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
-    ASSERT(t_run_until(&a.released, 5000));
+    t_lock_cycle(&a);
     t_maybe_next("zoo_aget_children2");
     ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
     ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
@@ -118,10 +112,7 @@ TEST(fence_pred_watch_completion_still_runs)
     t_lock_t a;
 
     t_lock_init(&a, c, p);
-    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK); /* makes the path */
-    ASSERT(t_run_until(&a.acquired, 5000));
-    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
-    ASSERT(t_run_until(&a.released, 5000));
+    t_lock_cycle(&a);
     /* A contender of another client library: Curator's name for a
      * mutex node, made by the test's own session. */
     snprintf(other, sizeof other,
