@@ -663,9 +663,13 @@ ZKL_EXTERN int zkl_lock_notify_queued(zkl_lock_t *lk, int on);
  * answers ZKL_LOCK_ACQUIRED (from the loop, no request sent);
  * zkl_lock_release() counts down and answers ZKL_LOCK_RELEASED with
  * status 0, and only the release that brings the count to 0 deletes the
- * node. A hold that ends otherwise (LOST) ends at every depth at once.
- * The count is the handle's: it says nothing to other processes, which
- * see one node. Errors: ZKL_EINVAL (NULL, a lease, turning it off while
+ * node. A hold that ends otherwise (LOST) ends at every depth at once,
+ * and may end inside the call that counts (each call runs the library's
+ * clock, which may find the session's deadline passed): the count is 0
+ * then and the LOST is on its way. From that moment until the LOST
+ * callback, zkl_lock_hold_count() is 0 and an acquire starts a new
+ * one, it does not count up. The count is the handle's: it says nothing
+ * to other processes, which see one node. Errors: ZKL_EINVAL (NULL, a lease, turning it off while
  * the count is above 1), ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_lock_set_reentrant(zkl_lock_t *lk, int on);
 
@@ -722,9 +726,13 @@ ZKL_EXTERN zkl_lock_state_t zkl_lock_state(const zkl_lock_t *lk);
 
 /* Fencing token of the current hold: the czxid of the lock node. Grants
  * on one lock path go in node creation order, so the tokens of one path
- * grow with every grant, and a resource that remembers the highest token
- * it has seen for that lock can refuse a stale holder. Tokens of
- * different paths are not ordered against each other.
+ * grow with every exclusive grant, and a resource that remembers the
+ * highest token it has seen for that lock can refuse a stale holder.
+ * Shared holds are the exception: readers hold side by side, and a read
+ * hold taken by downgrade (zkl_rwlock_new()) carries its new read
+ * node's czxid, above that of a writer queued before the downgrade and
+ * granted after it. Tokens of different paths are not ordered against each
+ * other.
  * Errors: ZKL_EINVAL, ZKL_ENOTHELD. */
 ZKL_EXTERN int zkl_lock_token(const zkl_lock_t *lk, uint64_t *token);
 
@@ -758,7 +766,10 @@ typedef void (*zkl_contenders_cb)(zkl_client_t *c, int status,
                                   void *arg);
 
 /* Lists the contenders of a lock path. Callback: exactly once, from the
- * loop. Errors: ZKL_EINVAL, ZKL_EBADPATH, ZKL_ENOMEM, ZKL_ECLOSED,
+ * loop. One request, never retried: a throttling server's
+ * ZKL_ETHROTTLED, or ZKL_ENOMEM while another request's fate is unknown
+ * (the ZooKeeper client could not queue it: zkl_stats_t.fences), says
+ * to ask again later. Errors: ZKL_EINVAL, ZKL_EBADPATH, ZKL_ENOMEM, ZKL_ECLOSED,
  * ZKL_ESESSION (the session is gone), ZKL_EAUTH. */
 ZKL_EXTERN int zkl_contenders(zkl_client_t *c, const char *path,
                               zkl_contenders_cb cb, void *arg);
@@ -878,6 +889,12 @@ typedef void (*zkl_write_cb)(zkl_client_t *c, int status,
 
 /* Most ops in one guarded batch. */
 #define ZKL_WRITE_OPS_MAX 1000
+/* Most bytes in one guarded batch: its paths and data, and per op 32
+ * (per create, the client's ACL as well). What the server takes in one
+ * request (jute.maxbuffer, 1 MiB less one by default) leaves room for
+ * the lock checks and headers beside it; a bigger request would make
+ * the server close the connection. */
+#define ZKL_WRITE_BYTES_MAX 1000000
 
 /* Sends ops as one ZooKeeper transaction (zoo_amulti) that the server
  * applies only if the handle's lock node still exists: a check of that
@@ -887,7 +904,8 @@ typedef void (*zkl_write_cb)(zkl_client_t *c, int status,
  * once, from the loop (also when lk is freed first). Lock paths are not
  * fit targets: the batch must not write into the queues it guards.
  * Errors: ZKL_EINVAL (NULL lk, ops or cb, n == 0 or above
- * ZKL_WRITE_OPS_MAX, an unknown type or flag, data NULL with len > 0),
+ * ZKL_WRITE_OPS_MAX, more than ZKL_WRITE_BYTES_MAX, an unknown type or
+ * flag, data NULL with len > 0),
  * ZKL_EBADPATH, ZKL_ENOTHELD (not held now, or releasing), ZKL_ENOMEM,
  * ZKL_ECLOSED, ZKL_ESESSION, ZKL_EAUTH. */
 ZKL_EXTERN int zkl_lock_write(zkl_lock_t *lk, const zkl_op_t *ops,

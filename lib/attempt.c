@@ -1415,11 +1415,15 @@ void zkl__att_list_done(int rc, const struct String_vector *sv,
 void zkl__att_list_unsent(zkl__att_t *a, int rc)
 {
     a->inflight--;
+    /* In the teardown (the fence settled by zookeeper_close()), the
+     * client answers every attempt itself. */
+    if (a->c->closing)
+        return;
     if (rc == 0)
         mark_stalled(a, ZKL__NEXT_LIST);
     else
         send_failed(a, rc);
-    if (a->inflight == 0 && !a->c->closing)
+    if (a->inflight == 0)
         att_schedule(a, a->next_op);
 }
 

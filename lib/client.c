@@ -488,9 +488,9 @@ static void renew_session(zkl_client_t *c)
             (unsigned long long)c->session_id);
     c->zh = NULL;
     c->connected = 0;
-    /* An expired handle is not connected, so this does not block; it
-     * completes whatever was outstanding (the keepalive too) with
-     * ZCLOSING. */
+    /* An expired handle is not connected, so this does not block (a
+     * handle given up by the fence may be: see fence.c); it completes
+     * whatever was outstanding (the keepalive too) with ZCLOSING. */
     if (old != NULL)
         zookeeper_close(old);
     zkl__fence_settle(c); /* every queued completion has run */

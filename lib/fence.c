@@ -23,10 +23,11 @@
 
 #include "internal.h"
 
-/* How soon a barrier the ZooKeeper client refused is tried again, and
- * how many tries before the handle is given up: each try that failed
- * with ZMARSHALLINGERROR may itself have been queued, and only a barrier
- * with a token of its own can be told apart from those. */
+/* How soon a barrier the ZooKeeper client refused is tried again: 10
+ * ms, doubling with every try that may itself have been queued (each
+ * needs a token of its own, ZKL__FENCE_TOKENS in all), so the tokens
+ * last about 2.5 s of a client that cannot allocate 100 bytes before
+ * the session is given up. */
 #define ZKL__FENCE_RETRY_MS 10
 
 static void barrier_done(int rc, const struct Stat *st, const void *data)
@@ -53,7 +54,12 @@ static int send_barrier(zkl_client_t *c)
     if (f->tries >= ZKL__FENCE_TOKENS) {
         /* Every token may be queued: none can be told apart any more.
          * A new session settles everything (zookeeper_close() fails
-         * every queued completion); until then nothing is sent. */
+         * every queued completion); until then nothing is sent. Holds
+         * are told LOST (ZKL_ESESSION), since closing a live handle ends
+         * its session: its nodes go at once, which is what the other
+         * contenders need. Closing a connected handle waits for the
+         * server's answer to the close (the ZooKeeper client's own
+         * wait: a round trip, up to 4.5 s from an unresponsive server). */
         if (!c->expired) {
             ZKL_LOG(ZKL_LOG_ERROR, "zklock: the ZooKeeper client keeps "
                     "failing to queue requests: opening a new session");
@@ -77,7 +83,7 @@ static int send_barrier(zkl_client_t *c)
     }
     if (rc == ZMARSHALLINGERROR)
         f->tries++; /* that token may come back: not used again */
-    f->retry_at = zkl__now_ms() + ZKL__FENCE_RETRY_MS;
+    f->retry_at = zkl__now_ms() + ((uint64_t)ZKL__FENCE_RETRY_MS << f->tries);
     return 0;
 }
 

@@ -136,9 +136,27 @@ void zkl__write_deliver(zkl__write_req_t *w)
     write_free(w);
 }
 
-static int check_ops(const zkl_op_t *ops, size_t n)
+/* What one op adds to the request, counted high: its path, its data,
+ * a header, and for a create the client's ACL. */
+static size_t op_bytes(const zkl_client_t *c, const zkl_op_t *o)
 {
-    size_t i;
+    size_t b = 32 + strlen(o->path) + o->len;
+    int32_t i;
+
+    if (o->type == ZKL_OP_CREATE)
+        for (i = 0; i < c->acl.count; i++)
+            b += 16 + strlen(c->acl.data[i].id.scheme) +
+                 strlen(c->acl.data[i].id.id);
+    return b;
+}
+
+/* A request above the server's jute.maxbuffer (1 MiB less one byte by
+ * default) is not refused by an answer: the server closes the
+ * connection, so the batch would end in ZKL_ECONNLOSS (outcome unknown)
+ * and cost every attempt of the session a reconnect. */
+static int check_ops(const zkl_client_t *c, const zkl_op_t *ops, size_t n)
+{
+    size_t i, bytes = 0;
     int rc;
 
     for (i = 0; i < n; i++) {
@@ -154,6 +172,8 @@ static int check_ops(const zkl_op_t *ops, size_t n)
         if ((rc = zkl__path_check(o->path, o->type != ZKL_OP_CREATE)) !=
             ZKL_OK)
             return rc;
+        if ((bytes += op_bytes(c, o)) > ZKL_WRITE_BYTES_MAX)
+            return ZKL_EINVAL;
     }
     return ZKL_OK;
 }
@@ -169,7 +189,7 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
 
     if (ops == NULL || cb == NULL || n == 0 || n > ZKL_WRITE_OPS_MAX)
         return ZKL_EINVAL;
-    if ((rc = check_ops(ops, n)) != ZKL_OK)
+    if ((rc = check_ops(c, ops, n)) != ZKL_OK)
         return rc;
     if (c->zh == NULL || c->expired)
         return ZKL_ESESSION;

@@ -11,6 +11,8 @@
 #include "harness.h"
 #include "interpose.h"
 
+#include <zookeeper/zookeeper.h>
+
 #define SESSION_MS 10000
 
 static void expect_fences(zkl_client_t *c, uint64_t n)
@@ -210,4 +212,29 @@ TEST(fence_contenders_answered_once)
     ASSERT_EQ(t_zk_count(p), 0);
     zkl_lock_free(a.lk);
     zkl_client_free(c);
+}
+
+/* A listing the client said it could not queue, and did not: the fence
+ * is up when the client is freed. Closing the handle runs the barrier's
+ * completion, the fence learns that the listing never went, and the
+ * acquire that joined it has its one ending from the teardown, not a
+ * second one from the unsent listing. */
+TEST(fence_unsent_listing_at_client_free)
+{
+    zkl_client_t *c = t_client(t_hosts(), SESSION_MS, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t a;
+
+    t_lock_init(&a, c, p);
+    t_lock_cycle(&a);
+    t_refuse_next_list(ZMARSHALLINGERROR);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(t_stats(c).fences == 1, 5000));
+    ASSERT_EQ(t_refusals(), 1);
+    zkl_client_free(c); /* answers everything before returning */
+    ASSERT_EQ(a.n, 3);
+    ASSERT_EQ(a.failed, 1);
+    ASSERT_EQ(a.acquired, 1);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_lock_free(a.lk);
 }

@@ -313,3 +313,45 @@ TEST(guarded_write_multi)
     ASSERT_EQ(t_zk_wait_count(p1, 0, 5000), 0);
     zkl_client_free(c);
 }
+
+/* A batch bigger than a ZooKeeper request may be (the server's
+ * jute.maxbuffer, 1 MiB less one byte by default, closes the connection
+ * of whoever sends one) is refused at the call, not sent to cost the
+ * session a reconnect and the caller an unknown outcome; one just within
+ * ZKL_WRITE_BYTES_MAX is applied. */
+TEST(guarded_write_too_big_refused_at_call)
+{
+    zkl_client_t *c = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    const char *d = data_path("big1"), *e = data_path("big2");
+    static t_lock_t a;
+    static t_write_t w;
+    static char big[600000];
+    char buf[16];
+    zkl_op_t ops[2];
+    zkl_stats_t s0;
+
+    memset(big, 'x', sizeof big);
+    t_lock_init(&a, c, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    s0 = t_stats(c);
+    ops[0] = op(ZKL_OP_CREATE, d, NULL, 0, 0);
+    ops[0].data = big;
+    ops[0].len = sizeof big;
+    ops[1] = ops[0];
+    ops[1].path = e;
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 2, t_write_cb, &w), ZKL_EINVAL);
+    /* Within the bound: sent and applied, on the same connection. */
+    ops[1].len = ZKL_WRITE_BYTES_MAX - sizeof big - 2 * strlen(d) - 1000;
+    ASSERT_RC(zkl_lock_write(a.lk, ops, 2, t_write_cb, &w), ZKL_OK);
+    ASSERT(t_run_until(&w.done, 10000));
+    ASSERT_RC(w.status, ZKL_OK);
+    ASSERT_EQ(t_zk_data(d, buf, sizeof buf), (int)sizeof big);
+    ASSERT_EQ(t_stats(c).session_events, s0.session_events);
+    ASSERT_EQ(a.lost + a.suspended, 0);
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(t_run_until(&a.released, 5000));
+    zkl_lock_free(a.lk);
+    zkl_client_free(c);
+}
