@@ -302,7 +302,8 @@ ZKL_EXTERN int zkl_options_add_acl_id(zkl_options_t *o, const char *scheme,
  * until a loop is attached: acquires and listings started before then
  * are queued and go out on attach (an acquire's timeout runs from the
  * call). Owner: the caller, freed by zkl_client_free().
- * Errors: ZKL_EINVAL (NULL out), ZKL_ENOMEM, ZKL_EZK (the ZooKeeper client
+ * Errors: ZKL_EINVAL (NULL out), ZKL_ENOMEM (also when the ZooKeeper
+ * client could not allocate its handle), ZKL_EZK (the ZooKeeper client
  * refused the server list). */
 ZKL_EXTERN int zkl_client_new(zkl_client_t **out, const zkl_options_t *o);
 

@@ -10,6 +10,7 @@
  * the end of the outermost pass). API calls only record and send: the
  * ZooKeeper client may complete requests inside any call into it, so
  * completions only queue events, and only drain delivers them. */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -458,10 +459,14 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
 
 static int open_session(zkl_client_t *c)
 {
+    errno = 0;
     c->zh = zookeeper_init2(c->hosts, zkl__watcher, c->session_timeout,
                             NULL, c, 0, zkl__zk_log_trampoline);
+    /* zookeeper_init() leaves errno: ENOMEM when it could not allocate
+     * its handle (nothing wrong with the server list, try again later),
+     * EINVAL or a resolver's error for a list it refuses. */
     if (c->zh == NULL)
-        return ZKL_EZK;
+        return errno == ENOMEM ? ZKL_ENOMEM : ZKL_EZK;
     c->stats.sessions++;
     /* Names are resolved again on a connection loss, never during normal
      * operation: a resolution that fails while connected makes every
