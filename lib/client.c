@@ -421,16 +421,28 @@ static void on_session_event(zkl_client_t *c, int state)
 
 /* The ZooKeeper client can drop its connection without a session event:
  * a send into a socket the server had already reset closes it and sets
- * NOTCONNECTED silently (and so does a changed name resolution). So its
- * state is compared with ours after every batch of calls into it, and a
- * difference takes the path the event would have. */
+ * NOTCONNECTED silently (and so does a changed name resolution). It can
+ * also connect without one: it builds the CONNECTED event with
+ * allocations, and drops the event when one fails (3.8's
+ * queue_session_event), carrying on connected; waiting for that event
+ * would wait for good. So its state is compared with ours after every
+ * batch of calls into it, and a difference takes the path the event
+ * would have. (The event, when it comes, comes inside the call that
+ * connects, before the state can be read here.) */
 static void notice_state(zkl_client_t *c)
 {
     int st;
 
-    if (c->zh == NULL || !c->connected || c->dead)
+    if (c->zh == NULL || c->dead)
         return;
     st = zoo_state(c->zh);
+    if (!c->connected) {
+        if (st == ZOO_CONNECTED_STATE && !c->expired && !c->closing) {
+            ZKL_LOG(ZKL_LOG_WARN, "zklock: connected without an event");
+            on_session_event(c, st);
+        }
+        return;
+    }
     if (st == ZOO_CONNECTED_STATE)
         return;
     ZKL_LOG(ZKL_LOG_WARN, "zklock: connection dropped without an event "
