@@ -616,6 +616,8 @@ static void count_done(int rc, const char *value, int len,
     (void)st;
     if (count_answered(g) || g->done || g->c->closing)
         return;
+    if (rc == ZOK && zkl__data_lost(value, len))
+        rc = ZCONNECTIONLOSS; /* the client lost the count: read again */
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
         count_got(g, value, len);
