@@ -9,7 +9,9 @@
 #include "zklock.h"
 
 /* Session timeout of a run's client, ms: short, so that a close the
- * client could not send costs little (its nodes go at expiry). */
+ * client could not send costs little (its nodes go at expiry), and so
+ * does a reply buffer it could not allocate (it reads nothing more until
+ * its receive timeout, 2/3 of this, drops the connection). */
 #define ZA_SESSION_MS 2000
 /* Acquire timeout: an acquire still unanswered after this has stalled. */
 #define ZA_ACQUIRE_MS 12000
