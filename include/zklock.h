@@ -302,7 +302,8 @@ ZKL_EXTERN int zkl_options_add_acl_id(zkl_options_t *o, const char *scheme,
  * until a loop is attached: acquires and listings started before then
  * are queued and go out on attach (an acquire's timeout runs from the
  * call). Owner: the caller, freed by zkl_client_free().
- * Errors: ZKL_EINVAL (NULL out), ZKL_ENOMEM, ZKL_EZK (the ZooKeeper client
+ * Errors: ZKL_EINVAL (NULL out), ZKL_ENOMEM (also when the ZooKeeper
+ * client could not allocate its handle), ZKL_EZK (the ZooKeeper client
  * refused the server list). */
 ZKL_EXTERN int zkl_client_new(zkl_client_t **out, const zkl_options_t *o);
 
@@ -760,7 +761,8 @@ ZKL_EXTERN int zkl_lock_node_name(const zkl_lock_t *lk, char *buf,
  * for the duration of the callback. status: 0 (a missing lock path is 0
  * with n == 0), ZKL_ECONNLOSS, ZKL_ESESSION, ZKL_ECLOSED, ZKL_EAUTH,
  * ZKL_ENOMEM (no memory to copy the names, or the ZooKeeper client
- * could not queue the request), ZKL_ETHROTTLED, ZKL_EZK. */
+ * could not queue the request, or could not copy its answer),
+ * ZKL_ETHROTTLED, ZKL_EZK. */
 typedef void (*zkl_contenders_cb)(zkl_client_t *c, int status,
                                   const char *const *names, size_t n,
                                   void *arg);
@@ -862,7 +864,9 @@ typedef struct zkl_op {
  * ZKL_ENOTEMPTY, ZKL_EAUTH, ZKL_EINVAL (ZooKeeper refused its
  * arguments, e.g. a child of an ephemeral node), ZKL_EQUOTA (a hard
  * quota refused it) or ZKL_EZK; path: the
- * node a create made (its sequence number included), else NULL. */
+ * node a create made (its sequence number included), else NULL (NULL
+ * too when the ZooKeeper client could not allocate its copy of the
+ * name: the node was made all the same). */
 typedef struct zkl_op_result {
     int status;
     const char *path;

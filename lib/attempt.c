@@ -1439,6 +1439,8 @@ static void list_answered(zkl__att_t *a, int rc,
 {
     if (a->c->closing)
         return;
+    if (rc == ZOK && zkl__names_lost(sv))
+        rc = ZCONNECTIONLOSS; /* the client lost names: list again */
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
         if (sv != NULL) {
@@ -1588,6 +1590,10 @@ static void own_watch_done(int rc, const char *value, int len,
         after_reply(a, next);
         return;
     }
+    /* The client lost the data, and the Stat with it: read again (a
+     * made-up owner would pass for a node deleted by someone else). */
+    if (rc == ZOK && zkl__data_lost(value, len))
+        rc = ZCONNECTIONLOSS;
     if (rc == ZOK && (st == NULL || st->ephemeralOwner != c->session_id))
         rc = ZNONODE; /* carries our uuid but another session's: not ours */
     switch (zkl__rc_class(rc)) {

@@ -10,6 +10,7 @@
  * the end of the outermost pass). API calls only record and send: the
  * ZooKeeper client may complete requests inside any call into it, so
  * completions only queue events, and only drain delivers them. */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -420,16 +421,28 @@ static void on_session_event(zkl_client_t *c, int state)
 
 /* The ZooKeeper client can drop its connection without a session event:
  * a send into a socket the server had already reset closes it and sets
- * NOTCONNECTED silently (and so does a changed name resolution). So its
- * state is compared with ours after every batch of calls into it, and a
- * difference takes the path the event would have. */
+ * NOTCONNECTED silently (and so does a changed name resolution). It can
+ * also connect without one: it builds the CONNECTED event with
+ * allocations, and drops the event when one fails (3.8's
+ * queue_session_event), carrying on connected; waiting for that event
+ * would wait for good. So its state is compared with ours after every
+ * batch of calls into it, and a difference takes the path the event
+ * would have. (The event, when it comes, comes inside the call that
+ * connects, before the state can be read here.) */
 static void notice_state(zkl_client_t *c)
 {
     int st;
 
-    if (c->zh == NULL || !c->connected || c->dead)
+    if (c->zh == NULL || c->dead)
         return;
     st = zoo_state(c->zh);
+    if (!c->connected) {
+        if (st == ZOO_CONNECTED_STATE && !c->expired && !c->closing) {
+            ZKL_LOG(ZKL_LOG_WARN, "zklock: connected without an event");
+            on_session_event(c, st);
+        }
+        return;
+    }
     if (st == ZOO_CONNECTED_STATE)
         return;
     ZKL_LOG(ZKL_LOG_WARN, "zklock: connection dropped without an event "
@@ -458,10 +471,14 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
 
 static int open_session(zkl_client_t *c)
 {
+    errno = 0;
     c->zh = zookeeper_init2(c->hosts, zkl__watcher, c->session_timeout,
                             NULL, c, 0, zkl__zk_log_trampoline);
+    /* zookeeper_init() leaves errno: ENOMEM when it could not allocate
+     * its handle (nothing wrong with the server list, try again later),
+     * EINVAL or a resolver's error for a list it refuses. */
     if (c->zh == NULL)
-        return ZKL_EZK;
+        return errno == ENOMEM ? ZKL_ENOMEM : ZKL_EZK;
     c->stats.sessions++;
     /* Names are resolved again on a connection loss, never during normal
      * operation: a resolution that fails while connected makes every

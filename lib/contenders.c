@@ -131,7 +131,10 @@ static void data_done(int rc, const char *value, int len,
     char *copy;
 
     (void)st;
-    if (rc == ZOK) {
+    if (rc == ZOK && zkl__data_lost(value, len)) {
+        if (r->status == ZKL_OK)
+            r->status = ZKL_ENOMEM; /* the client could not copy it */
+    } else if (rc == ZOK) {
         size_t n = value != NULL && len > 0 ? (size_t)len : 0;
 
         if ((copy = zkl__malloc(n + 1)) == NULL) {
@@ -266,7 +269,9 @@ static void list_done(int rc, const struct String_vector *sv,
         r->status = ZKL_ECLOSED;
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
-        if (r->status == ZKL_OK)
+        if (r->status == ZKL_OK && zkl__names_lost(sv))
+            r->status = ZKL_ENOMEM; /* the client could not copy them */
+        else if (r->status == ZKL_OK)
             r->status = sv != NULL && sv->count > 0 ? copy_names(r, sv)
                                                     : ZKL_OK;
         break;

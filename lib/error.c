@@ -118,6 +118,25 @@ int zkl__rc_known(int rc)
     }
 }
 
+int zkl__names_lost(const struct String_vector *sv)
+{
+    int i;
+
+    if (sv == NULL || sv->count <= 0)
+        return 0;
+    if (sv->data == NULL)
+        return 1;
+    for (i = 0; i < sv->count; i++)
+        if (sv->data[i] == NULL)
+            return 1;
+    return 0;
+}
+
+int zkl__data_lost(const char *value, int len)
+{
+    return value == NULL && len >= 0;
+}
+
 /* ZooKeeper result -> zklock code, at the boundary; the raw code goes to
  * the log where it matters. */
 int zkl__from_zk(int rc)

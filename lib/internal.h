@@ -118,6 +118,16 @@ enum zkl__rc_class {
 enum zkl__rc_class zkl__rc_class(int rc);
 int zkl__rc_known(int rc);
 int zkl__from_zk(int rc);
+/* An answer of ZOK that the ZooKeeper client could not copy in full:
+ * 3.8 ignores its deserializer's failure to allocate, and hands over a
+ * NULL where a name or the data should be (and, past it, whatever the
+ * stack held where the Stat should be). The server did the request;
+ * what it answered is lost, as if the connection had dropped under it:
+ * callers take such an answer for ZCONNECTIONLOSS (retry), or report
+ * ZKL_ENOMEM where the user asked. names: a listing with a NULL name;
+ * data: a read's data (NULL data comes with len -1). */
+int zkl__names_lost(const struct String_vector *sv);
+int zkl__data_lost(const char *value, int len);
 
 /* ---- options.c ---- */
 /* A (scheme, text) pair: credentials for zoo_add_auth(), or an ACL id. */

@@ -178,9 +178,10 @@ static void config_done(int rc, const char *value, int len,
         zkl__req_done(c);
     }
     /* Only the answer to the latest look counts: a look sent before
-     * another client's connection may predate a reconfiguration. */
+     * another client's connection may predate a reconfiguration. Data
+     * the client could not copy says nothing: several, then. */
     if (!c->closing && v != NULL && c->cfg_gen == v->cfg_gen && rc == ZOK &&
-        count_servers(value, len) <= 1)
+        !zkl__data_lost(value, len) && count_servers(value, len) <= 1)
         v->solo = 1;
 }
 

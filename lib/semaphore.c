@@ -251,10 +251,15 @@ int zkl__sem_may_create(const zkl__att_t *a)
            zkl_lock_is_held(g->mutex);
 }
 
-/* A lease that is waiting for a reply or a watch, not for a step. */
+/* A lease that is waiting for a reply or a watch, not for a step. One
+ * on the ready queue with nothing to send (a reply said "nothing now":
+ * after_reply() queues it all the same) is as good as idle: skipped as
+ * busy, it would step, do nothing, and wait for a wake-up that already
+ * came (a count read answered in the same batch as its listing). */
 static int idle(const zkl__att_t *a)
 {
-    return a->inflight == 0 && !(a->flags & ZKL__F_READY);
+    return a->inflight == 0 && (!(a->flags & ZKL__F_READY) ||
+                                a->next_op == ZKL__NEXT_NOTHING);
 }
 
 /* Every lease of g looks at the leases again (the count changed, or the
@@ -616,6 +621,8 @@ static void count_done(int rc, const char *value, int len,
     (void)st;
     if (count_answered(g) || g->done || g->c->closing)
         return;
+    if (rc == ZOK && zkl__data_lost(value, len))
+        rc = ZCONNECTIONLOSS; /* the client lost the count: read again */
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
         count_got(g, value, len);

@@ -373,19 +373,17 @@ int t_zk_set_acl(const char *path, int perms)
     return o.done ? o.rc : ZOPERATIONTIMEOUT;
 }
 
-/* Every lock node (a protected name, "_c_...") below the roots the tests and
- * examples use, over one session; prints each and returns how many. */
-int t_leftover_nodes(void)
+/* Every lock node (a protected name, "_c_...") below roots[0..n-1], over
+ * one session; prints each when print, and returns how many. */
+static int lock_nodes_below(const char *const *roots, size_t n, int print)
 {
-    static const char *roots[] = {"/zkl-test", "/zklock-http",
-                                  "/zklock-demo", "/zkl-acl"};
     size_t cap = 1024, head = 0, tail = 0, i;
     char **queue = malloc(cap * sizeof *queue);
     struct obs o;
     zhandle_t *zh = obs_open(&o);
     int found = 0, j;
 
-    for (i = 0; i < sizeof roots / sizeof roots[0]; i++)
+    for (i = 0; i < n; i++)
         queue[tail++] = strdup(roots[i]);
     while (head < tail) {
         char *p = queue[head++];
@@ -403,7 +401,8 @@ int t_leftover_nodes(void)
 
             sprintf(child, "%s/%s", p, o.sv.data[j]);
             if (strncmp(o.sv.data[j], "_c_", 3) == 0) {
-                fprintf(stderr, "left behind: %s\n", child);
+                if (print)
+                    fprintf(stderr, "left behind: %s\n", child);
                 found++;
                 free(child);
             } else {
@@ -419,6 +418,19 @@ int t_leftover_nodes(void)
     free(queue);
     zookeeper_close(zh);
     return found;
+}
+
+int t_leftover_nodes(void)
+{
+    static const char *const roots[] = {"/zkl-test", "/zklock-http",
+                                        "/zklock-demo", "/zkl-acl"};
+
+    return lock_nodes_below(roots, sizeof roots / sizeof roots[0], 1);
+}
+
+int t_lock_nodes_under(const char *root)
+{
+    return lock_nodes_below(&root, 1, 0);
 }
 
 

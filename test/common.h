@@ -94,6 +94,9 @@ int64_t t_zk_czxid(const char *path);
 /* Number of lock nodes ("_c_...") left under the roots tests use;
  * prints each. */
 int t_leftover_nodes(void);
+/* Number of lock nodes ("_c_...") at any depth below root (0 if it does
+ * not exist), over one session; prints nothing. */
+int t_lock_nodes_under(const char *root);
 
 /* ---- provided by the program, on its loop ---- */
 /* Runs the loop for ms (the observer keeps the program's clients going

@@ -3,14 +3,15 @@
 # other: the safety checker for ZKL_LONG_MINUTES (default 30) on a
 # server of its own and on a 3-node ensemble of its own (make soak
 # MINUTES=.. [NODES=3], test/soak.sh: faults, server and node restarts),
-# then each libFuzzer target for ZKL_LONG_FUZZ_SECONDS (default 600) on
-# its corpus. Each soak's JSON line is kept in build/long/ (soak-1.json,
+# the ZooKeeper client's allocations each failed in turn (test/zkalloc.c,
+# all of them: CI fails every other one), then each libFuzzer target for
+# ZKL_LONG_FUZZ_SECONDS (default 600) on its corpus. Each soak's JSON line is kept in build/long/ (soak-1.json,
 # soak-3.json) and shown; the run ends with one line "N passed, N
 # failed" and exits non-zero if anything failed.
 #
 #   bash test/run-long.sh
 #
-# About 75 minutes with the defaults. Builds what it needs first
+# About 80 minutes with the defaults. Builds what it needs first
 # (test/setup.sh, as CI does).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,16 +46,28 @@ soak() { # nodes
 soak 1
 soak 3
 
-echo "== fuzzing, $fuzz_secs s per target"
-if bash fuzz/build.sh build/fuzz build/plain >build/long/fuzz-build.log 2>&1; then
-    bash fuzz/run.sh build/fuzz "$fuzz_secs" | tee build/long/fuzz.out
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' build/long/fuzz.out | tail -n 1)
+# tally FILE NAME: adds a run's closing line "N passed, N failed".
+tally() {
+    local line
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1)
     if [ -n "$line" ]; then
         passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
         failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
     else
+        echo "FAIL: long/$2 (no closing line; see $1)"
         failed=$((failed + 1))
     fi
+}
+
+echo "== the ZooKeeper client's allocations, every one failed in turn"
+top_srcdir="$top" top_builddir="$top/build/plain" ZKL_TEST_PARTS=zkalloc \
+    ZKL_TEST_PREFIX=long/ bash test/suite.sh | tee build/long/zkalloc.out
+tally build/long/zkalloc.out zkalloc
+
+echo "== fuzzing, $fuzz_secs s per target"
+if bash fuzz/build.sh build/fuzz build/plain >build/long/fuzz-build.log 2>&1; then
+    bash fuzz/run.sh build/fuzz "$fuzz_secs" | tee build/long/fuzz.out
+    tally build/long/fuzz.out fuzz
 else
     echo "FAIL: long/fuzz (build; see build/long/fuzz-build.log)"
     failed=$((failed + 1))

@@ -8,9 +8,9 @@
 #
 # ZKL_TEST_WRAPPER: a command put before every run of the C tests
 # (run-all.sh uses valgrind); ZKL_TEST_NO_SHELL=1 skips the shell tests.
-# ZKL_TEST_PARTS: which parts run, of "c adapters shell ensemble" (the
-# default: all), so that run-all.sh can run parts side by side, each
-# against a server of its own; ZKL_TEST_SHARD=K/N splits the C tests
+# ZKL_TEST_PARTS: which parts run, of "c adapters zkalloc shell
+# ensemble" (the default: all), so that run-all.sh can run parts side by
+# side, each against a server of its own; ZKL_TEST_SHARD=K/N splits the C tests
 # (test/harness.c). ZKL_TEST_SHELL: the shell tests to run (names
 # without test- and .sh; default all), ZKL_TEST_SHELL_SKIP: those not to.
 # The leftover check runs whatever ran.
@@ -74,7 +74,7 @@ selects() {
     [ -n "$("$top_builddir/test/run-tests" --list "$@")" ]
 }
 
-parts=" ${ZKL_TEST_PARTS:-c adapters shell ensemble} "
+parts=" ${ZKL_TEST_PARTS:-c adapters zkalloc shell ensemble} "
 part() { case "$parts" in *" $1 "*) return 0 ;; esac; return 1; }
 
 wrap=${ZKL_TEST_WRAPPER:-}
@@ -100,6 +100,20 @@ for a in "$top_builddir"/test/adapter-*; do
     $wrap "$a" | tee "$work/$name.out"
     tally "$work/$name.out" "$name"
 done
+
+# The ZooKeeper client's own allocations failed in turn (test/zkalloc.c):
+# a program of its own, which replaces malloc, so never under the
+# wrapper (valgrind would replace it again) and not built with the
+# sanitizers. ZKL_ZKALLOC_STRIDE (run-all.sh sets it) thins the sweep.
+z=$top_builddir/test/zkalloc
+if part zkalloc && [ -x "$z" ] &&
+    { [ $# = 0 ] || [ -n "$("$z" --list "$@")" ]; }; then
+    ran=$((ran + 1))
+    "$z" "$@" | tee "$work/zkalloc.out"
+    tally "$work/zkalloc.out" zkalloc
+elif part zkalloc && [ ! -x "$z" ] && [ $# = 0 ]; then
+    echo "# zkalloc: not built here (a sanitizer build: it replaces malloc)"
+fi
 
 for t in "$top_srcdir"/test/test-*.sh; do
     [ -e "$t" ] || continue
