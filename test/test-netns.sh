@@ -9,7 +9,9 @@
 # figure must stay 0, every kind of fault must have happened (and the
 # switch must have dropped, lost and delayed frames), and the run must
 # leave nothing behind: no namespace, no server, no directory; nor may a
-# run killed with SIGKILL, once `netns.sh cleanup` has run.
+# run killed with SIGKILL, once `netns.sh cleanup` has run. A short run
+# with workers that break every promise on purpose must make every
+# safety figure non-zero.
 #
 # Needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN, a tap device): elsewhere
 # each check is SKIPPED, saying why, and counts neither as passed nor
@@ -91,6 +93,21 @@ nothing_left() {
     leftovers "$tmp/main.log"
 }
 
+# Workers that break every promise on purpose (soak.c's --sabotage 63),
+# from their namespaces: each safety figure must catch its own, so the
+# namespaced run's verdict is no weaker than the proxies' (test-soak.sh).
+catches_sabotage() {
+    soak 0.3 3 --sabotage 63 --fault-ms 400
+    local rc=$? f ok=0
+    [ -s "$tmp/soak.json" ] || { tail -20 "$tmp/soak.log"; return 1; }
+    [ "$rc" != 0 ] || { echo "the sabotaged run passed"; ok=1; }
+    for f in $figures; do
+        [ "$(field "$f")" -gt 0 ] || { echo "$f stayed 0"; ok=1; }
+    done
+    cat "$tmp/soak.json"
+    return $ok
+}
+
 # A run killed with SIGKILL cannot clean up: its namespaces, servers and
 # checker stay, until `netns.sh cleanup` (which every namespaced soak.sh
 # runs first) finds its owner gone and removes them.
@@ -117,7 +134,7 @@ killed_run_cleaned_up() {
 
 if ! why=$(bash "$nets" can); then
     for t in safe_on_real_links every_fault_happened nothing_left \
-        killed_run_cleaned_up; do
+        catches_sabotage killed_run_cleaned_up; do
         if [ "${ZKL_TEST_REQUIRE_NETNS:-}" = 1 ]; then
             check "$t" sh -c "echo 'required (ZKL_TEST_REQUIRE_NETNS=1), but: $why'; false"
         else
@@ -136,5 +153,6 @@ else
     check every_fault_happened sh -c 'echo "the run gave no verdict"; false'
 fi
 check nothing_left nothing_left
+check catches_sabotage catches_sabotage
 check killed_run_cleaned_up killed_run_cleaned_up
 finish
