@@ -321,7 +321,7 @@ static int server_of(int w)
 static int worker_fault(int kind, int w, uint64_t now)
 {
     long ms = outage();
-    int j, loss, delay;
+    int j, loss, delay, jitter;
 
     if (N.heal_w[w] != 0)
         return -1; /* one fault at a time on a worker's links */
@@ -346,11 +346,10 @@ static int worker_fault(int kind, int w, uint64_t now)
     case F_NET_LOSSY:
         loss = rnd(3) == 0 ? 0 : 1 + (int)rnd(10);
         delay = 20 + (int)rnd(230);
+        jitter = (int)rnd((unsigned)delay / 2);
         ms = 1000 + (long)rnd(4000);
-        sw("set w%d * lossy %d %d %d", w, loss, delay, (int)rnd(
-                                                          (unsigned)delay / 2));
-        sw("set * w%d lossy %d %d %d", w, loss, delay, (int)rnd(
-                                                          (unsigned)delay / 2));
+        sw("set w%d * lossy %d %d %d", w, loss, delay, jitter);
+        sw("set * w%d lossy %d %d %d", w, loss, delay, jitter);
         break;
     }
     N.heal_w[w] = now + (uint64_t)ms;
