@@ -9,8 +9,11 @@
 # (ZKL_FUZZ_SECONDS each, default 30), the Debian packages (built,
 # checked by lintian, installed in a fresh debootstrap root and used
 # there: test/packages.sh), and `make distcheck` (with a smoke subset of
-# the suite). Ends with one line "N passed, N failed", counting only
-# tests that ran; exits non-zero if anything failed.
+# the suite); and, as root, the safety checker on a namespaced 5-node
+# ensemble with faults on real links (test/test-netns.sh). Ends with one
+# line "N passed, N failed", counting only tests that ran, followed by
+# ", N skipped" when some could not run on this machine (shown as SKIP
+# lines; .ci/run lets none skip); exits non-zero if anything failed.
 #
 # These are independent jobs, each against ZooKeeper servers of its own
 # (test/suite.sh, fuzz/run.sh and test/packages.sh start theirs on free
@@ -60,7 +63,13 @@ job_plain_soak() {
 }
 job_plain_rest() {
     suite plain ZKL_TEST_PARTS="adapters shell ensemble" \
-        ZKL_TEST_SHELL_SKIP=soak --
+        ZKL_TEST_SHELL_SKIP="soak netns" --
+}
+# The checker on the namespaced cluster: a 5-node ensemble and the
+# workers each in a network namespace of their own, with faults on their
+# links (root only: skipped elsewhere, unless ZKL_TEST_REQUIRE_NETNS=1).
+job_plain_netns() {
+    suite plain ZKL_TEST_PARTS=shell ZKL_TEST_SHELL=netns --
 }
 # The ZooKeeper client's allocations failed in turn (test/zkalloc.c, the
 # plain build only): every other one (each recipe starts on its own
@@ -83,7 +92,7 @@ job_asan_soak() {
 }
 job_asan_rest() {
     suite asan ZKL_TEST_PARTS="adapters shell ensemble" \
-        ZKL_TEST_SHELL_SKIP="soak build error-table examples man" --
+        ZKL_TEST_SHELL_SKIP="soak netns build error-table examples man" --
 }
 
 # valgrind: the C tests, the adapters and the ensemble's tests, less
@@ -138,12 +147,15 @@ job_distcheck() {
 }
 
 # Shown in this order; started longest first (as last measured).
-shown=(plain_c1 plain_c2 plain_soak plain_rest plain_zkalloc asan_c1
-       asan_c2 asan_soak asan_rest valgrind_c1 valgrind_c2 valgrind_rest
-       fuzz packages distcheck)
+shown=(plain_c1 plain_c2 plain_soak plain_netns plain_rest plain_zkalloc
+       asan_c1 asan_c2 asan_soak asan_rest valgrind_c1 valgrind_c2
+       valgrind_rest fuzz packages distcheck)
 started=(asan_c2 plain_c2 asan_c1 plain_soak plain_c1 plain_rest asan_rest
-         valgrind_rest valgrind_c2 valgrind_c1 plain_zkalloc fuzz asan_soak
-         packages distcheck)
+         valgrind_rest valgrind_c2 valgrind_c1 plain_netns plain_zkalloc fuzz
+         asan_soak packages distcheck)
+
+# A job's closing line.
+closing='^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$'
 
 # ---- the lanes ----
 declare -A pid_of name_of
@@ -153,7 +165,7 @@ reap() { # waits for one job to end
     wait -n -p p
     running=$((running - 1))
     echo "-- $(date +%T) done ${name_of[$p]} ($(cat "$logs/${name_of[$p]}.secs") s):" \
-        "$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$logs/${name_of[$p]}.out" | tail -n 1)"
+        "$(grep -E "$closing" "$logs/${name_of[$p]}.out" | tail -n 1)"
 }
 for n in "${started[@]}"; do
     while [ "$running" -ge "$lanes" ]; do reap; done
@@ -174,10 +186,11 @@ while [ "$running" -gt 0 ]; do reap; done
 # ---- the report ----
 passed=0
 failed=0
+skipped=0
 for n in "${shown[@]}"; do
     echo "== $n ($(cat "$logs/$n.secs" 2>/dev/null || echo '?') s)"
     cat "$logs/$n.out"
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$logs/$n.out" | tail -n 1)
+    line=$(grep -E "$closing" "$logs/$n.out" | tail -n 1)
     if [ -z "$line" ]; then
         echo "FAIL: $n (no closing line)"
         failed=$((failed + 1))
@@ -185,14 +198,23 @@ for n in "${shown[@]}"; do
     fi
     p=$(echo "$line" | cut -d' ' -f1)
     f=$(echo "$line" | cut -d' ' -f3)
-    # A job that ran nothing proved nothing.
-    if [ $((p + f)) = 0 ]; then
+    s=$(echo "$line" | cut -s -d' ' -f5)
+    s=${s:-0}
+    # A job that ran nothing proved nothing, unless it said why it
+    # could not (skipped).
+    if [ $((p + f + s)) = 0 ]; then
         echo "FAIL: $n (ran no test)"
         f=1
     fi
     passed=$((passed + p))
     failed=$((failed + f))
+    skipped=$((skipped + s))
 done
 echo "== $((SECONDS - t_start)) s in all, $lanes lanes"
-echo "$passed passed, $failed failed"
+if [ "$skipped" = 0 ]; then
+    echo "$passed passed, $failed failed"
+else
+    grep -h '^SKIP: ' "$logs"/*.out
+    echo "$passed passed, $failed failed, $skipped skipped"
+fi
 [ "$failed" = 0 ]

@@ -9,7 +9,7 @@ cd "$top"
 
 PKGS="build-essential autoconf automake libtool pkg-config
       libzookeeper-st-dev libevent-dev zookeeper
-      openjdk-17-jdk-headless libcurator-recipes-java procps valgrind
+      openjdk-17-jdk-headless libcurator-recipes-java procps iproute2 valgrind
       clang libclang-rt-14-dev python3
       libuv1-dev libev-dev libglib2.0-dev libsystemd-dev
       debhelper dh-autoreconf lintian debootstrap fakeroot man-db groff-base"

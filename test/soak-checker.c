@@ -753,7 +753,7 @@ static void on_check(evutil_socket_t fd, short what, void *arg)
         }
     }
     if (K.phase == 1 && K.server == SRV_UP &&
-        !evtimer_pending(K.thaw_timer, NULL) &&
+        !evtimer_pending(K.thaw_timer, NULL) && !net_busy() &&
         now >= K.end + 2u * (uint64_t)cfg.session_ms + 2000u) {
         K.phase = 2;
         note("draining");

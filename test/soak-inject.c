@@ -3,8 +3,11 @@
  * test exclusion) and has a worker apply it to a session's proxies, or
  * freezes a worker with SIGSTOP and thaws it past its session timeout,
  * or kills and restarts the server with zkserver.sh; in an ensemble, a
- * node at a time, the leader and a follower in turn. The faults that can
- * explain an overlap go into the checker's stream of events (post()). */
+ * node at a time, the leader and a follower in turn. On the namespaced
+ * cluster (--netns) the links take the proxies' place (soak-net.c), and
+ * the server faults are node restarts and cuts between the nodes in
+ * turn. The faults that can explain an overlap go into the checker's
+ * stream of events (post()). */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,7 +19,10 @@
 
 const char *const fault_key[F_KINDS] = {
     "cut", "lost_reply", "delay", "short_stall", "stall_past_timeout",
-    "sigstop_past_timeout", "server_restart", "node_restart"};
+    "sigstop_past_timeout", "server_restart", "node_restart",
+    "net_client_cut", "net_client_one_way", "net_client_from_server",
+    "net_client_lossy", "net_follower_from_leader",
+    "net_minority_from_majority", "net_leader_isolated", "net_peer_lossy"};
 
 /* zkserver.sh on the server, or on ensemble node K.node. */
 static pid_t run_zkserver(const char *what)
@@ -58,9 +64,9 @@ static int is_leader(int j)
  * a short run kills a leader. */
 static int pick_node(const char **role)
 {
-    int j, leader = -1;
+    int j, leader = cfg.netns != NULL ? net_leader() : -1;
 
-    for (j = 0; j < cfg.nodes && leader < 0; j++)
+    for (j = 0; j < cfg.nodes && leader < 0 && cfg.netns == NULL; j++)
         if (is_leader(j))
             leader = j;
     if (leader >= 0 && K.by_kind[F_NODE_RESTART] % 2 == 0) {
@@ -139,11 +145,28 @@ void thaw(evutil_socket_t fd, short what, void *arg)
 
 /* One server fault at a time, 20 s apart at least; in an ensemble, where
  * they are the point, one every 10 s or so (one node down at a time, so
- * a quorum stands, and it is back before the next goes). */
+ * a quorum stands, and it is back before the next goes); on the
+ * namespaced cluster, where a cut heals by itself, 6 s after it healed. */
 static int can_restart(uint64_t now)
 {
     return cfg.server_dir != NULL && K.server == SRV_UP &&
-           now - K.last_restart > (cfg.nodes > 1 ? 10000u : 20000u);
+           now - K.last_restart >
+               (cfg.nodes == 1 ? 20000u : cfg.netns ? 6000u : 10000u);
+}
+
+/* The namespaced cluster's draw: the links' faults on workers, freezes,
+ * and the server faults in turn as soon as one may come (net_server_kind:
+ * with one server, now and then). */
+static int pick_net(unsigned r, uint64_t now)
+{
+    if (can_restart(now) && (cfg.nodes > 1 || r >= 92))
+        return net_server_kind();
+    return r < 20   ? F_NET_CUT
+           : r < 35 ? F_NET_ONE_WAY
+           : r < 50 ? F_NET_FROM_SERVER
+           : r < 70 ? F_NET_LOSSY
+           : r < 85 ? F_FREEZE
+                    : F_NET_CUT;
 }
 
 /* A session with a handle inside, if there is one: faults that cost a
@@ -178,11 +201,16 @@ static void inject(void)
            : r < 80 ? F_EXPIRING_STALL
            : r < 92 ? F_FREEZE
                     : F_SERVER_RESTART;
-    if (cfg.nodes > 1 && can_restart(now))
+    if (cfg.netns != NULL)
+        kind = pick_net(r, now);
+    else if (cfg.nodes > 1 && can_restart(now))
         kind = F_NODE_RESTART; /* in an ensemble, as soon as one may come */
     else if (kind == F_SERVER_RESTART && !can_restart(now))
         kind = F_CUT;
-    if ((kind == F_EXPIRING_STALL || kind == F_FREEZE) && rnd(4) != 0)
+    if ((kind == F_EXPIRING_STALL || kind == F_FREEZE ||
+         kind == F_NET_CUT || kind == F_NET_ONE_WAY ||
+         kind == F_NET_FROM_SERVER) &&
+        rnd(4) != 0)
         pick_holder(&wi, &c);
     if (!K.w[wi].alive || K.w[wi].frozen_until != 0)
         return; /* a frozen worker takes no further fault */
@@ -220,6 +248,10 @@ static void inject(void)
         K.server_cmd = run_zkserver("kill");
         tv = tv_ms(500 + (long)rnd(2000));
         evtimer_add(K.start_timer, &tv);
+        break;
+    default: /* the links' */
+        if (net_inject(kind, wi, now) != 0)
+            return; /* its links are under a fault already */
         break;
     }
     K.faults++;

@@ -1,10 +1,11 @@
 /* zkl-soak's worker: one process, two sessions (each through fault
- * proxies of its own, one per server node), and eight units that use
- * the run's locks, each by one recipe: a mutex, a reentrant mutex, a
- * mutex whose holder writes a record on the server through guarded
- * writes, a reader, a writer, both sides of a read/write lock that
- * downgrade, a semaphore's lease, a leader election's participant, a
- * multi-lock set. Each lock handle is a slot the checker knows (M_ROLE).
+ * proxies of its own, one per server node; on the namespaced cluster,
+ * straight to the nodes from a network namespace of its own), and eight
+ * units that use the run's locks, each by one recipe: a mutex, a
+ * reentrant mutex, a mutex whose holder writes a record on the server
+ * through guarded writes, a reader, a writer, both sides of a read/write
+ * lock that downgrade, a semaphore's lease, a leader election's
+ * participant, a multi-lock set. Each lock handle is a slot the checker knows (M_ROLE).
  * The worker tells the checker each time a slot enters the critical
  * section, writes to the guarded record, and leaves; what it asked for
  * and what it was answered; it takes the checker's commands: faults on a
@@ -1241,6 +1242,9 @@ static void session_fault(int k, int type, int ms)
 {
     int j, open = 0;
 
+    if (cfg.netns != NULL)
+        return; /* no proxies: the faults are on the links */
+
     for (j = 0; j < cfg.nodes; j++)
         open += fp_open(W.fp[k][j]) > 0;
     for (j = 0; j < cfg.nodes; j++) {
@@ -1345,9 +1349,13 @@ int worker_main(int id, int fd)
     rng_state = (cfg.seed + 1) * 0x9E3779B97F4A7C15ull + (uint64_t)id * 7919;
     snprintf(W.record, sizeof W.record, "%s/record", cfg.root);
     W.base = event_base_new();
+    /* On the namespaced cluster a worker is a client group of its own:
+     * its sessions leave from its namespace, straight to the servers. */
+    if (cfg.netns != NULL && net_enter(id) != 0)
+        return 1;
     for (k = 0; k < CLIENTS; k++) {
         hosts[0] = '\0';
-        for (j = 0; j < cfg.nodes; j++) {
+        for (j = 0; j < cfg.nodes && cfg.netns == NULL; j++) {
             if ((W.fp[k][j] = fp_new(W.base, cfg.port[j])) == NULL)
                 return 1;
             if (j > 0)
@@ -1357,7 +1365,7 @@ int worker_main(int id, int fd)
         W.undelay[k] = evtimer_new(W.base, undelay, (void *)(intptr_t)k);
         if (zkl_options_new(&o) != ZKL_OK)
             return 1;
-        zkl_options_set_servers(o, hosts);
+        zkl_options_set_servers(o, cfg.netns != NULL ? cfg.hosts : hosts);
         zkl_options_set_session_timeout(o, cfg.session_ms);
         zkl_options_set_conn_cb(o, on_conn, (void *)(intptr_t)k);
         if (zkl_client_new(&W.c[k], o) != ZKL_OK ||
@@ -1397,7 +1405,7 @@ int worker_main(int id, int fd)
     }
     for (k = 0; k < CLIENTS; k++) {
         zkl_client_free(W.c[k]);
-        for (j = 0; j < cfg.nodes; j++)
+        for (j = 0; j < cfg.nodes && cfg.netns == NULL; j++)
             fp_free(W.fp[k][j]);
         event_free(W.undelay[k]);
     }

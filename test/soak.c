@@ -17,6 +17,14 @@
  * follower in turn, one node at a time, so a quorum always stands and
  * locks must keep being granted through every failover.
  *
+ * On the namespaced cluster (--netns DIR: test/netns.sh, soak-net.c),
+ * every node and every worker has a network namespace of its own, the
+ * sessions connect straight to the nodes, and the faults are on the
+ * links instead of in proxies: a worker cut from the servers (both ways,
+ * one way, from its own server), lossy links, a follower cut from the
+ * leader, a minority from the majority, the leader from its peers;
+ * besides the freezes and the node kills. The checker is the same.
+ *
  * This file owns the command line and the processes: it forks the
  * workers (soak-worker.c), then becomes the checker (soak-checker.c),
  * which also injects the faults (soak-inject.c); and it keeps what all
@@ -27,7 +35,7 @@
  *            [--server-dir DIR --zkserver SCRIPT]
  *            [--minutes M] [--workers N] [--session-ms MS]
  *            [--fault-ms MEAN] [--seed S] [--sabotage MASK]
- *            [--checker-lag MS]
+ *            [--checker-lag MS] [--netns DIR]
  *
  * Prints one JSON line; exits 0 only when the safety figures (one per
  * promise, soak-checker.c) are zero, there were grants and faults, and,
@@ -45,8 +53,8 @@
 
 _Atomic uint64_t *next_seq;
 
-struct soak_cfg cfg = {NULL, NULL, NULL, 1.0, 4, 3000, 250, 0, 0, 0, "", 0,
-                       {0}};
+struct soak_cfg cfg = {NULL, NULL, NULL, NULL, 1.0, 4, 3000, 250, 0, 0, 0,
+                       "", 0, {0}};
 
 uint64_t rng_state;
 
@@ -94,7 +102,10 @@ static int usage(void)
             "kept past the drain,\n"
             "                 32 a worker ends badly; 63 all]\n"
             "                [--checker-lag MS: the checker sleeps MS every "
-            "200 ms, to show its verdict does not hang on its own pace]\n");
+            "200 ms, to show its verdict does not hang on its own pace]\n"
+            "                [--netns DIR: on the namespaced cluster "
+            "test/netns.sh made in DIR, faults on its links\n"
+            "                 instead of proxies]\n");
     return 2;
 }
 
@@ -112,6 +123,8 @@ int main(int argc, char **argv)
             cfg.server_dir = v;
         else if (strcmp(k, "--zkserver") == 0)
             cfg.zkserver = v;
+        else if (strcmp(k, "--netns") == 0)
+            cfg.netns = v;
         else if (strcmp(k, "--minutes") == 0)
             cfg.minutes = atof(v);
         else if (strcmp(k, "--workers") == 0)
@@ -143,6 +156,8 @@ int main(int argc, char **argv)
         cfg.fault_ms < 10 || cfg.minutes <= 0 ||
         (cfg.server_dir != NULL) != (cfg.zkserver != NULL))
         return usage();
+    if (cfg.netns != NULL && net_open() != 0)
+        return 1;
     if (cfg.seed == 0)
         cfg.seed = (unsigned)time(NULL);
     snprintf(cfg.root, sizeof cfg.root, "/zkl-soak/%ld-%u", (long)getpid(),

@@ -103,6 +103,7 @@ extern _Atomic uint64_t *next_seq;
 
 extern struct soak_cfg {
     const char *hosts, *server_dir, *zkserver;
+    const char *netns; /* --netns DIR: the namespaced cluster (soak-net.c) */
     double minutes;
     int workers, session_ms, fault_ms, sabotage, lag_ms;
     unsigned seed;
@@ -119,11 +120,15 @@ uint64_t now_ms(void);
 unsigned rnd(unsigned n);
 struct timeval tv_ms(long ms);
 
+/* The proxies' faults, then (--netns) the links' (soak-net.c). */
 enum { F_CUT, F_LOSE, F_DELAY, F_SHORT_STALL, F_EXPIRING_STALL, F_FREEZE,
-       F_SERVER_RESTART, F_NODE_RESTART, F_KINDS };
+       F_SERVER_RESTART, F_NODE_RESTART, F_NET_CUT, F_NET_ONE_WAY,
+       F_NET_FROM_SERVER, F_NET_LOSSY, F_NET_FOLLOWER, F_NET_MINORITY,
+       F_NET_LEADER, F_NET_PEER_LOSSY, F_KINDS };
 extern const char *const fault_key[F_KINDS];
 
-enum { SRV_UP, SRV_KILLING, SRV_DOWN, SRV_STARTING };
+/* SRV_PARTED: a fault on the servers' links is under way. */
+enum { SRV_UP, SRV_KILLING, SRV_DOWN, SRV_STARTING, SRV_PARTED };
 
 extern struct checker {
     struct event_base *base;
@@ -188,5 +193,13 @@ void on_fault_timer(evutil_socket_t fd, short what, void *arg);
 void thaw(evutil_socket_t fd, short what, void *arg);
 void server_start(evutil_socket_t fd, short what, void *arg);
 void server_reap(uint64_t now);
+
+/* soak-net.c */
+int net_open(void);
+int net_enter(int worker);
+int net_leader(void);
+int net_inject(int kind, int worker, uint64_t now);
+int net_server_kind(void);
+int net_busy(void);
 
 #endif

@@ -13,7 +13,9 @@
 # side, each against a server of its own; ZKL_TEST_SHARD=K/N splits the C tests
 # (test/harness.c). ZKL_TEST_SHELL: the shell tests to run (names
 # without test- and .sh; default all), ZKL_TEST_SHELL_SKIP: those not to.
-# The leftover check runs whatever ran.
+# The leftover check runs whatever ran. A test that cannot run on this
+# machine (test/lib.sh's skip) is counted as skipped: the closing line
+# then ends in ", N skipped".
 set -uo pipefail
 # ZKL_TEST_SMOKE=1 (make distcheck from run-all.sh): a few tests only, to
 # show the tarball builds a working suite; run-all.sh ran all of it.
@@ -39,6 +41,7 @@ trap cleanup EXIT INT TERM
 
 passed=0
 failed=0
+skipped=0
 ran=0 # runners started, the leftover checks aside
 if ! ZKL_TEST_HOSTS=$("$top_srcdir/test/zkserver.sh" start "$ZKL_TEST_ZKDIR"); then
     echo "FAIL: could not start a ZooKeeper server (install the zookeeper package)"
@@ -49,8 +52,8 @@ export ZKL_TEST_HOSTS
 echo "# ZooKeeper at $ZKL_TEST_HOSTS ($ZKL_TEST_ZKDIR)"
 
 tally() { # parses a runner's closing line
-    local line p f
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1)
+    local line p f s
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$1" | tail -n 1)
     if [ -z "$line" ]; then
         failed=$((failed + 1))
         echo "FAIL: $2 (no summary line; crashed?)"
@@ -58,13 +61,16 @@ tally() { # parses a runner's closing line
     fi
     p=$(echo "$line" | cut -d' ' -f1)
     f=$(echo "$line" | cut -d' ' -f3)
-    if [ $((p + f)) = 0 ]; then
+    s=$(echo "$line" | cut -s -d' ' -f5)
+    s=${s:-0}
+    if [ $((p + f + s)) = 0 ]; then
         failed=$((failed + 1))
         echo "FAIL: $2 (ran no test)"
         return
     fi
     passed=$((passed + p))
     failed=$((failed + f))
+    skipped=$((skipped + s))
 }
 
 # Whether run-tests [--ensemble] selects any test by the names given: a
@@ -158,5 +164,9 @@ if [ "$ran" = 0 ]; then
     echo "FAIL: no test selected by: $*"
     failed=1
 fi
-echo "$passed passed, $failed failed"
+if [ "$skipped" = 0 ]; then
+    echo "$passed passed, $failed failed"
+else
+    echo "$passed passed, $failed failed, $skipped skipped"
+fi
 [ "$failed" = 0 ]

@@ -19,22 +19,9 @@ soak() { # minutes, extra options...
         >"$tmp/soak.json" 2>"$tmp/soak.log"
 }
 
-field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$tmp/soak.json" "$1"; }
-
-# What the checker says when a promise broke (soak-checker.c's notes).
-amiss='UNEXPLAINED|stale write|regression|HANG|LATE|guarded write'
-amiss+='|reentrant handle|set member|without LOST|never granted|held twice'
-amiss+='|no downgrade|no guarded|died|badly|never came|too late|could not'
-
-# The safety figures, one per promise (soak-checker.c), each of which a
+# (field, amiss and figures: test/lib.sh.) Each safety figure a
 # sabotaged run must make non-zero: a figure that cannot fail proves
 # nothing.
-figures='overlaps_unexplained mutex_overlaps reentrant_errors
-    writers_beside_readers leases_over_limit leaders_at_once
-    sets_not_held_together guarded_without_lock guarded_reordered
-    guarded_refused_applied guarded_lost guarded_duplicated
-    stale_writes_accepted token_regressions hangs answers_late orphans
-    worker_crashes'
 
 # A long run's verdict: shows what the checker found amiss and its JSON
 # line (kept as NAME.json for the summary); passes when the checker

@@ -16,6 +16,11 @@
 #                              stop, kill and hosts on DIR act on them all.
 #   zkserver.sh mode DIR       leader, follower, standalone, or down
 #
+# ZKL_ZK_NETNS=RUNID (start, ensemble): each node runs in namespace
+# zkl<RUNID>sN of the namespaced cluster (test/netns.sh) on its address
+# there, 10.77.1.N:2181, which is what it prints; DIR/nK/netns and
+# DIR/nK/addr keep that for the other commands, which need no variable.
+#
 # tickTime=500 lets tests use 1 s sessions for fast expiry; the maximum is
 # raised to 30 s for the tests that must outlive a server restart.
 set -euo pipefail
@@ -38,10 +43,25 @@ alive() {
     [ "$st" != Z ]
 }
 
+addr() { # of the node in $dir
+    if [ -s "$dir/addr" ]; then cat "$dir/addr"; else echo 127.0.0.1; fi
+}
+
+# ask CMD: the answer of the node in $dir to a four-letter command, asked
+# from inside its namespace when it has one (nothing else reaches it).
+ask() {
+    local to
+    to=/dev/tcp/$(addr)/$(cat "$dir/port")
+    if [ -s "$dir/netns" ]; then
+        ip netns exec "$(cat "$dir/netns")" bash -c \
+            'exec 3<>"$1" && printf "$2" >&3 && timeout 2 cat <&3' - "$to" "$1" 2>/dev/null
+    else
+        (exec 3<>"$to" && printf "$1" >&3 && timeout 2 cat <&3) 2>/dev/null
+    fi || true
+}
+
 srvr() {
-    local port=$1 out
-    out=$( (exec 3<>"/dev/tcp/127.0.0.1/$port" && printf srvr >&3 && timeout 2 cat <&3) 2>/dev/null || true)
-    case "$out" in *Mode:*) return 0 ;; esac
+    case "$(ask srvr)" in *Mode:*) return 0 ;; esac
     return 1
 }
 
@@ -56,15 +76,26 @@ free_port() {
 
 srvr_mode() {
     local out
-    out=$( (exec 3<>"/dev/tcp/127.0.0.1/$1" && printf srvr >&3 && timeout 2 cat <&3) 2>/dev/null || true)
-    out=$(printf '%s\n' "$out" | sed -n 's/^Mode: //p')
+    out=$(ask srvr | sed -n 's/^Mode: //p')
     echo "${out:-down}"
+}
+
+# netns_node N: the node in $dir runs in namespace zkl<ZKL_ZK_NETNS>sN, on
+# a port of its own there (its address is its alone).
+netns_node() {
+    echo "zkl${ZKL_ZK_NETNS}s$1" > "$dir/netns"
+    echo "10.77.1.$1" > "$dir/addr"
+    echo 2181 > "$dir/port"
 }
 
 # launch: start the JVM of the node in $dir without waiting for it.
 launch() {
     mkdir -p "$dir/data"
-    local port main=org.apache.zookeeper.server.ZooKeeperServerMain
+    local port main=org.apache.zookeeper.server.ZooKeeperServerMain in=()
+    # A lone server of the namespaced cluster is its node 1.
+    if [ -n "${ZKL_ZK_NETNS:-}" ] && [ ! -s "$dir/netns" ] && [ ! -s "$dir/servers" ]; then
+        netns_node 1
+    fi
     if [ -s "$dir/port" ]; then
         port=$(cat "$dir/port")
     else
@@ -78,7 +109,7 @@ initLimit=10
 syncLimit=5
 dataDir=$dir/data
 clientPort=$port
-clientPortAddress=127.0.0.1
+clientPortAddress=$(addr)
 maxClientCnxns=0
 admin.enableServer=false
 4lw.commands.whitelist=srvr,stat,mntr,wchs,cons,dump
@@ -98,7 +129,8 @@ log4j.appender.F.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{1} - %m%n
 L4J
     # Quotas are enforced (zookeeper.enforceQuota): a path without one
     # is not affected, and the tests of a hard quota need it.
-    setsid java -Xmx512m -XX:+UseSerialGC -Dzookeeper.admin.enableServer=false \
+    [ -s "$dir/netns" ] && in=(ip netns exec "$(cat "$dir/netns")")
+    setsid "${in[@]}" java -Xmx512m -XX:+UseSerialGC -Dzookeeper.admin.enableServer=false \
         -Dzookeeper.enforceQuota=true \
         -Dzk.logfile="$dir/server.log" \
         -Dlog4j.configuration="file:$dir/log4j.properties" \
@@ -112,8 +144,8 @@ ready() {
     local port
     port=$(cat "$dir/port")
     for _ in $(seq 300); do
-        if srvr "$port"; then
-            echo "127.0.0.1:$port"
+        if srvr; then
+            echo "$(addr):$port"
             return 0
         fi
         if ! alive "$(cat "$dir/pid")"; then
@@ -136,9 +168,15 @@ ensemble() {
     mkdir -p "$dir"
     for i in $(seq "$n"); do
         mkdir -p "$dir/n$i/data"
-        free_port > "$dir/n$i/port"
-        lines="${lines}server.$i=127.0.0.1:$(free_port):$(free_port)
+        if [ -n "${ZKL_ZK_NETNS:-}" ]; then
+            (dir=$dir/n$i; netns_node "$i")
+            lines="${lines}server.$i=10.77.1.$i:2888:3888
 "
+        else
+            free_port > "$dir/n$i/port"
+            lines="${lines}server.$i=127.0.0.1:$(free_port):$(free_port)
+"
+        fi
     done
     for i in $(seq "$n"); do
         printf '%s' "$lines" > "$dir/n$i/servers"
@@ -167,11 +205,11 @@ all_nodes() { # command on every node of an ensemble directory
 
 hosts() {
     if [ -s "$dir/port" ]; then
-        echo "127.0.0.1:$(cat "$dir/port")"
+        echo "$(addr):$(cat "$dir/port")"
     else
         local node out=""
         for node in $(nodes); do
-            out="$out${out:+,}127.0.0.1:$(cat "$node/port")"
+            out="$out${out:+,}$(dir=$node; addr):$(cat "$node/port")"
         done
         echo "$out"
     fi
@@ -202,7 +240,7 @@ case "$cmd" in
     kill) if single; then stop KILL; else all_nodes stop_kill; fi ;;
     restart) stop TERM && start ;;
     hosts) hosts ;;
-    mode) srvr_mode "$(cat "$dir/port")" ;;
+    mode) srvr_mode ;;
     ensemble) shift 2; ensemble "${1:-3}" ;;
     *) echo "unknown command $cmd" >&2; exit 2 ;;
 esac
