@@ -367,7 +367,9 @@ typedef struct zkl_stats {
     uint64_t paced_total;    /* steps that waited for room, in all */
     /* The ZooKeeper client could not queue a request (out of memory)
      * and may or may not run its completion: requests were held until
-     * a barrier behind it told which (see fence.c). */
+     * a barrier behind it told which (see fence.c). When it was never
+     * sent, the client resets its connection on the next reply: holds
+     * see SUSPENDED, then RESTORED. */
     uint64_t fences;
     /* The server throttled a request (ZTHROTTLEDOP): new requests
      * paused, 50 ms doubling to 2 s while it lasts. */
@@ -910,8 +912,9 @@ typedef void (*zkl_write_cb)(zkl_client_t *c, int status,
  * Errors: ZKL_EINVAL (NULL lk, ops or cb, n == 0 or above
  * ZKL_WRITE_OPS_MAX, more than ZKL_WRITE_BYTES_MAX, an unknown type or
  * flag, data NULL with len > 0),
- * ZKL_EBADPATH, ZKL_ENOTHELD (not held now, or releasing), ZKL_ENOMEM,
- * ZKL_ECLOSED, ZKL_ESESSION, ZKL_EAUTH. */
+ * ZKL_EBADPATH, ZKL_ENOTHELD (not held now, or releasing), ZKL_ENOMEM
+ * (also while another request's fate is unknown: zkl_stats_t.fences;
+ * try again later), ZKL_ECLOSED, ZKL_ESESSION, ZKL_EAUTH. */
 ZKL_EXTERN int zkl_lock_write(zkl_lock_t *lk, const zkl_op_t *ops,
                               size_t n, zkl_write_cb cb, void *arg);
 

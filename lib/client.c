@@ -1001,33 +1001,78 @@ static int in_flight(const zkl_client_t *c)
  * every node it made, then lives on until it expires (seen about one
  * time in seven when a try-lock set ended with its creates in flight).
  * So the replies are read first, for at most a second, and the close
- * goes out on a quiet connection. */
-static void quiesce(zkl_client_t *c)
+ * goes out on a quiet connection.
+ *
+ * Reading them may itself drop the connection: with a fence up, the
+ * request the ZooKeeper client never sent heads its queue, and the first
+ * reply makes it reset (fence.c). A handle that is not connected closes
+ * without telling the server, so the session would outlive the client
+ * by a session timeout, its lock nodes with it. So a connection lost
+ * here is made again (the same session, within the same second), and
+ * the close waits a moment for the replies to what the client sends on
+ * a reconnect (its watches) before it goes. */
+#define ZKL__QUIESCE_MS 1000
+#define ZKL__REJOINED_QUIET_MS 100
+
+/* One turn of the ZooKeeper client, waiting at most until end. */
+static int pump_once(zkl_client_t *c, uint64_t end, uint64_t now)
 {
-    uint64_t end = zkl__now_ms() + 1000, now;
+    struct pollfd p;
+    struct timeval tv;
+    int fd = -1, interest = 0, ev = 0, ms;
 
-    /* Connected, whether or not new requests are held (fence, pause):
-     * the replies on their way are what it waits for. */
-    while (c->zh != NULL && c->connected && !c->expired && in_flight(c) &&
-           zoo_state(c->zh) == ZOO_CONNECTED_STATE &&
-           (now = zkl__now_ms()) < end) {
-        struct pollfd p;
-        struct timeval tv;
-        int fd = -1, interest = 0, ev = 0;
+    if (zookeeper_interest(c->zh, &fd, &interest, &tv) != ZOK)
+        return 0;
+    ms = (int)(end - now < 50 ? end - now : 50);
+    if (fd < 0) { /* between connections: the client's own timer */
+        long t = (long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 
-        if (zookeeper_interest(c->zh, &fd, &interest, &tv) != ZOK || fd < 0)
-            break;
+        if (t >= 0 && t < ms)
+            ms = (int)t;
+        (void)poll(NULL, 0, ms);
+    } else {
         p.fd = fd;
         p.events = (short)(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
                            ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0));
         p.revents = 0;
-        if (poll(&p, 1, (int)(end - now < 50 ? end - now : 50)) < 0)
-            break;
+        if (poll(&p, 1, ms) < 0)
+            return 0;
         if (p.revents & (POLLIN | POLLHUP | POLLERR))
             ev |= ZOOKEEPER_READ;
         if (p.revents & POLLOUT)
             ev |= ZOOKEEPER_WRITE;
-        zookeeper_process(c->zh, ev);
+    }
+    zookeeper_process(c->zh, ev);
+    return 1;
+}
+
+static void quiesce(zkl_client_t *c)
+{
+    uint64_t now = zkl__now_ms(), end = now + ZKL__QUIESCE_MS;
+    uint64_t quiet_until = 0;
+    int dropped = 0;
+
+    /* Connected, whether or not new requests are held (fence, pause):
+     * the replies on their way are what it waits for. */
+    if (c->zh == NULL || !c->connected || c->expired)
+        return;
+    while ((now = zkl__now_ms()) < end) {
+        int st = zoo_state(c->zh);
+
+        if (st == ZOO_EXPIRED_SESSION_STATE || st == ZOO_AUTH_FAILED_STATE)
+            return;
+        if (st != ZOO_CONNECTED_STATE) {
+            dropped = 1;
+        } else if (dropped) {
+            if (quiet_until == 0)
+                quiet_until = now + ZKL__REJOINED_QUIET_MS;
+            else if (now >= quiet_until)
+                return;
+        } else if (!in_flight(c)) {
+            return;
+        }
+        if (!pump_once(c, end, now))
+            return;
     }
 }
 

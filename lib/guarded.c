@@ -193,6 +193,11 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
         return rc;
     if (c->zh == NULL || c->expired)
         return ZKL_ESESSION;
+    /* Another request's fate is unknown (fence.c): the ZooKeeper client
+     * is short of memory, and a batch queued now would most likely meet
+     * the reset that settles it and end as "outcome unknown". */
+    if (zkl__fence_up(c))
+        return ZKL_ENOMEM;
     for (i = 0; i < nlocks; i++) {
         const zkl__att_t *a = locks[i]->att;
 
