@@ -17,10 +17,13 @@ http() { # port method path -> body
     printf '%s\n' "$resp" | tail -n 1 | tr -d '\r'
 }
 
+# Below the range of outgoing connections' local ports (see zkserver.sh).
 free_port() {
-    local p
+    local p lo=32768
+    read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    [ "$lo" -gt 12000 ] || lo=32768
     while :; do
-        p=$(( 20000 + RANDOM % 40000 ))
+        p=$(( 10000 + RANDOM % (lo - 10000) ))
         (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo $p; return; }
     done
 }

@@ -65,10 +65,17 @@ srvr() {
     return 1
 }
 
+# A port nothing listens on, below the kernel's range for the local ports
+# of outgoing connections: a port in that range can be free to listen on
+# now and be taken as some client's local port (there are many: several
+# CI jobs at once) before the server binds it, which then exits with
+# "Address already in use".
 free_port() {
-    local port
+    local port lo=32768
+    read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    [ "$lo" -gt 12000 ] || lo=32768
     for _ in $(seq 200); do
-        port=$(( 20000 + RANDOM % 40000 ))
+        port=$(( 10000 + RANDOM % (lo - 10000) ))
         port_free "$port" && { echo "$port"; return 0; }
     done
     return 1
