@@ -17,6 +17,29 @@ static const char *under(const char *root, const char *leaf)
     return b;
 }
 
+/* The steps every play is made of; each goes only as far as the
+ * answers let it. */
+static void take(za_h_t *h)
+{
+    if (za_acquire(h, ZA_ACQUIRE_MS))
+        za_wait_acquire(h);
+}
+
+static void let_go(za_h_t *h)
+{
+    if (h->held && za_release(h))
+        za_wait_release(h);
+}
+
+/* a lets go; b, whose acquire waited behind it, holds, then lets go. */
+static void hand_over(za_h_t *a, za_h_t *b)
+{
+    let_go(a);
+    if (b->acquiring)
+        za_wait_acquire(b);
+    let_go(b);
+}
+
 /* Two handles on one mutex: A holds, B queues behind it, the queue is
  * listed with each node's data, and B is handed the lock when A lets
  * go. */
@@ -35,18 +58,12 @@ static void play_mutex(const char *root)
      * at the reads of one node (zkalloc.c's own_data_lost). */
     ZA_CHECK(zkl_lock_set_data(a.lk, "zkalloc-holder", 14) == ZKL_OK);
     ZA_CHECK(zkl_lock_set_data(b.lk, "zkalloc-the-waiter", 18) == ZKL_OK);
-    if (za_acquire(&a, ZA_ACQUIRE_MS))
-        za_wait_acquire(&a);
+    take(&a);
     if (a.held && za_acquire(&b, ZA_ACQUIRE_MS))
         za_wait_queued(&b, 3000);
     if (za_list(&a, c, p))
         za_wait_list(&a);
-    if (a.held && za_release(&a))
-        za_wait_release(&a);
-    if (b.acquiring)
-        za_wait_acquire(&b);
-    if (b.held && za_release(&b))
-        za_wait_release(&b);
+    hand_over(&a, &b);
     za_finish(all, 2);
 }
 
@@ -75,18 +92,14 @@ static void play_rwlock(const char *root)
             zkl_rwlock_new(&rw_r.lk, &rw_w.lk, c, p, rw_cb, NULL));
     za_made(&r2, "R2",
             zkl_lock_new_kind(&r2.lk, c, p, ZKL_KIND_READ, za_lock_cb, &r2));
-    if (za_acquire(&rw_w, ZA_ACQUIRE_MS))
-        za_wait_acquire(&rw_w);
-    if (rw_w.held && za_acquire(&rw_r, ZA_ACQUIRE_MS))
-        za_wait_acquire(&rw_r); /* the downgrade */
-    if (rw_w.held && za_release(&rw_w))
-        za_wait_release(&rw_w);
-    if (!rw_w.held && za_acquire(&r2, ZA_ACQUIRE_MS))
-        za_wait_acquire(&r2);
-    if (r2.held && za_release(&r2))
-        za_wait_release(&r2);
-    if (rw_r.held && za_release(&rw_r))
-        za_wait_release(&rw_r);
+    take(&rw_w);
+    if (rw_w.held)
+        take(&rw_r); /* the downgrade */
+    let_go(&rw_w);
+    if (!rw_w.held)
+        take(&r2);
+    let_go(&r2);
+    let_go(&rw_r);
     za_finish(all, 3);
 }
 
@@ -106,16 +119,10 @@ static void play_semaphore(const char *root)
     za_made(&b, "L2", zkl_lease_new(&b.lk, c, p, 1, za_lock_cb, &b));
     ZA_CHECK(zkl_lease_set_count(a.lk, count) == ZKL_OK);
     ZA_CHECK(zkl_lease_set_count(b.lk, count) == ZKL_OK);
-    if (za_acquire(&a, ZA_ACQUIRE_MS))
-        za_wait_acquire(&a);
+    take(&a);
     if (a.held && za_acquire(&b, ZA_ACQUIRE_MS))
         t_run_for(200); /* a lease has no QUEUED: let it wait a while */
-    if (a.held && za_release(&a))
-        za_wait_release(&a);
-    if (b.acquiring)
-        za_wait_acquire(&b);
-    if (b.held && za_release(&b))
-        za_wait_release(&b);
+    hand_over(&a, &b);
     za_finish(all, 2);
 }
 
@@ -136,16 +143,10 @@ static void play_multi(const char *root)
     za_made(&x, "X", zkl_lock_new(&x.lk, c, paths[1], za_lock_cb, &x));
     za_made(&m, "M",
             zkl_multi_new(&m.m, c, paths, NULL, 3, za_multi_cb, &m));
-    if (za_acquire(&x, ZA_ACQUIRE_MS))
-        za_wait_acquire(&x);
+    take(&x);
     if (za_acquire(&m, ZA_ACQUIRE_MS) && x.held)
         t_run_for(200); /* the set waits behind X on b, holding a */
-    if (x.held && za_release(&x))
-        za_wait_release(&x);
-    if (m.acquiring)
-        za_wait_acquire(&m);
-    if (m.held && za_release(&m))
-        za_wait_release(&m);
+    hand_over(&x, &m);
     za_finish(all, 2);
 }
 
@@ -163,12 +164,10 @@ static void play_guarded(const char *root)
         return;
     op.path = under(root, "rec");
     za_made(&a, "A", zkl_lock_new(&a.lk, c, p, za_lock_cb, &a));
-    if (za_acquire(&a, ZA_ACQUIRE_MS))
-        za_wait_acquire(&a);
+    take(&a);
     if (a.held && za_write(&a, &op, 1))
         za_wait_write(&a);
-    if (a.held && za_release(&a))
-        za_wait_release(&a);
+    let_go(&a);
     za_finish(all, 1);
 }
 
@@ -185,16 +184,10 @@ static void play_latch(const char *root)
         return;
     za_made(&a, "P1", zkl_latch_new(&a.lk, c, p, "one", za_lock_cb, &a));
     za_made(&b, "P2", zkl_latch_new(&b.lk, c, p, "two", za_lock_cb, &b));
-    if (za_acquire(&a, ZA_ACQUIRE_MS))
-        za_wait_acquire(&a);
+    take(&a);
     if (a.held && za_acquire(&b, ZA_ACQUIRE_MS))
         za_wait_queued(&b, 3000);
-    if (a.held && za_release(&a))
-        za_wait_release(&a);
-    if (b.acquiring)
-        za_wait_acquire(&b);
-    if (b.held && za_release(&b))
-        za_wait_release(&b);
+    hand_over(&a, &b);
     za_finish(all, 2);
 }
 
