@@ -184,31 +184,14 @@ done
 while [ "$running" -gt 0 ]; do reap; done
 
 # ---- the report ----
+. "$top/test/tally.sh"
 passed=0
 failed=0
 skipped=0
 for n in "${shown[@]}"; do
     echo "== $n ($(cat "$logs/$n.secs" 2>/dev/null || echo '?') s)"
     cat "$logs/$n.out"
-    line=$(grep -E "$closing" "$logs/$n.out" | tail -n 1)
-    if [ -z "$line" ]; then
-        echo "FAIL: $n (no closing line)"
-        failed=$((failed + 1))
-        continue
-    fi
-    p=$(echo "$line" | cut -d' ' -f1)
-    f=$(echo "$line" | cut -d' ' -f3)
-    s=$(echo "$line" | cut -s -d' ' -f5)
-    s=${s:-0}
-    # A job that ran nothing proved nothing, unless it said why it
-    # could not (skipped).
-    if [ $((p + f + s)) = 0 ]; then
-        echo "FAIL: $n (ran no test)"
-        f=1
-    fi
-    passed=$((passed + p))
-    failed=$((failed + f))
-    skipped=$((skipped + s))
+    tally "$logs/$n.out" "$n"
 done
 echo "== $((SECONDS - t_start)) s in all, $lanes lanes"
 if [ "$skipped" = 0 ]; then

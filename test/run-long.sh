@@ -56,28 +56,17 @@ soak 1
 soak 3
 soak 5 netns
 
-# tally FILE NAME: adds a run's closing line "N passed, N failed".
-tally() {
-    local line
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1)
-    if [ -n "$line" ]; then
-        passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
-        failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
-    else
-        echo "FAIL: long/$2 (no closing line; see $1)"
-        failed=$((failed + 1))
-    fi
-}
+. "$top/test/tally.sh"
 
 echo "== the ZooKeeper client's allocations, every one failed in turn"
 top_srcdir="$top" top_builddir="$top/build/plain" ZKL_TEST_PARTS=zkalloc \
     ZKL_TEST_PREFIX=long/ bash test/suite.sh | tee build/long/zkalloc.out
-tally build/long/zkalloc.out zkalloc
+tally build/long/zkalloc.out long/zkalloc
 
 echo "== fuzzing, $fuzz_secs s per target"
 if bash fuzz/build.sh build/fuzz build/plain >build/long/fuzz-build.log 2>&1; then
     bash fuzz/run.sh build/fuzz "$fuzz_secs" | tee build/long/fuzz.out
-    tally build/long/fuzz.out fuzz
+    tally build/long/fuzz.out long/fuzz
 else
     echo "FAIL: long/fuzz (build; see build/long/fuzz-build.log)"
     failed=$((failed + 1))

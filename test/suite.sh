@@ -51,27 +51,7 @@ fi
 export ZKL_TEST_HOSTS
 echo "# ZooKeeper at $ZKL_TEST_HOSTS ($ZKL_TEST_ZKDIR)"
 
-tally() { # parses a runner's closing line
-    local line p f s
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$1" | tail -n 1)
-    if [ -z "$line" ]; then
-        failed=$((failed + 1))
-        echo "FAIL: $2 (no summary line; crashed?)"
-        return
-    fi
-    p=$(echo "$line" | cut -d' ' -f1)
-    f=$(echo "$line" | cut -d' ' -f3)
-    s=$(echo "$line" | cut -s -d' ' -f5)
-    s=${s:-0}
-    if [ $((p + f + s)) = 0 ]; then
-        failed=$((failed + 1))
-        echo "FAIL: $2 (ran no test)"
-        return
-    fi
-    passed=$((passed + p))
-    failed=$((failed + f))
-    skipped=$((skipped + s))
-}
+. "$top_srcdir/test/tally.sh"
 
 # Whether run-tests [--ensemble] selects any test by the names given: a
 # runner that would select none is not started (it would fail, rightly,
