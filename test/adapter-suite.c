@@ -30,40 +30,6 @@ void t_run_for(long ms)
         t_driver.run((long)(end - t_now_ms()));
 }
 
-/* ---- zklock's memory, counted: adapters must take theirs from the
- * public allocator and give all of it back ---- */
-
-static long live_allocs;
-
-static void *count_malloc(size_t n)
-{
-    void *p = malloc(n);
-
-    live_allocs += p != NULL;
-    return p;
-}
-
-static void *count_calloc(size_t n, size_t size)
-{
-    void *p = calloc(n, size);
-
-    live_allocs += p != NULL;
-    return p;
-}
-
-static void *count_realloc(void *p, size_t n)
-{
-    void *q = realloc(p, n);
-
-    live_allocs += p == NULL && q != NULL;
-    return q;
-}
-
-static void count_free(void *p)
-{
-    live_allocs -= p != NULL;
-    free(p);
-}
 
 /* ---- clients and locks ---- */
 
@@ -519,19 +485,18 @@ static const t_case_t cases[] = {
 
 static void setup(void)
 {
-    static const zkl_allocator_t counting = {count_malloc, count_calloc,
-                                             count_realloc, count_free};
-
-    ASSERT_RC(zkl_set_allocator(&counting), ZKL_OK);
+    /* Adapters must take their memory from the public allocator and
+     * give all of it back. */
+    ASSERT_RC(zkl_set_allocator(&t_counting_allocator), ZKL_OK);
     t_driver.open();
 }
 
 static void teardown(void)
 {
     ASSERT_EQ(t_driver.close(), 0);
-    if (live_allocs != 0)
+    if (t_live_allocs() != 0)
         FAILF("%s: %ld of zklock's allocations not freed", t_driver.name,
-              live_allocs);
+              t_live_allocs());
 }
 
 /* adapter-LOOP [NAME-SUBSTRING...] */

@@ -498,3 +498,45 @@ int t_finish(void)
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
+
+/* ---------------- zklock's allocations, counted ---------------- */
+
+static long live_allocs;
+
+static void *count_malloc(size_t n)
+{
+    void *p = malloc(n);
+
+    live_allocs += p != NULL;
+    return p;
+}
+
+static void *count_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n, size);
+
+    live_allocs += p != NULL;
+    return p;
+}
+
+static void *count_realloc(void *p, size_t n)
+{
+    void *q = realloc(p, n);
+
+    live_allocs += p == NULL && q != NULL;
+    return q;
+}
+
+static void count_free(void *p)
+{
+    live_allocs -= p != NULL;
+    free(p);
+}
+
+const zkl_allocator_t t_counting_allocator = {count_malloc, count_calloc,
+                                              count_realloc, count_free};
+
+long t_live_allocs(void)
+{
+    return live_allocs;
+}

@@ -84,6 +84,11 @@ int t_zk_delete_as(const char *digest, const char *path);
 int t_zk_create_as(const char *digest, const char *path, int flags);
 /* A node's data into buf (size bytes); its length, or -1 if missing. */
 int t_zk_data(const char *path, char *buf, int size);
+/* An allocator for zkl_set_allocator() that counts the blocks zklock
+ * holds (t_live_allocs()): what a test must find at 0 once everything
+ * is freed. */
+extern const zkl_allocator_t t_counting_allocator;
+long t_live_allocs(void);
 /* Sets a node's data; the ZooKeeper result. */
 int t_zk_set(const char *path, const char *data, int len);
 /* Sets a node's ACL to world:anyone with perms; the ZooKeeper result. */

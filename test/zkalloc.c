@@ -79,43 +79,6 @@
 
 static za_state_t *S;
 
-/* ---------------- zklock's allocations, counted ---------------- */
-
-static long zkl_live;
-
-static void *c_malloc(size_t n)
-{
-    void *p = malloc(n);
-
-    zkl_live += p != NULL;
-    return p;
-}
-
-static void *c_calloc(size_t n, size_t size)
-{
-    void *p = calloc(n, size);
-
-    zkl_live += p != NULL;
-    return p;
-}
-
-static void *c_realloc(void *p, size_t n)
-{
-    void *q = realloc(p, n);
-
-    zkl_live += p == NULL && q != NULL;
-    return q;
-}
-
-static void c_free(void *p)
-{
-    zkl_live -= p != NULL;
-    free(p);
-}
-
-static const zkl_allocator_t counting = {c_malloc, c_calloc, c_realloc,
-                                         c_free};
-
 static void log_line(zkl_log_level_t level, const char *msg, void *arg)
 {
     (void)arg;
@@ -369,14 +332,14 @@ static void run_once(const za_recipe_t *rc, const char *base,
         if (getenv("ZKL_ZKALLOC_LOG") != NULL)
             zkl_set_log(log_line, NULL,
                         (zkl_log_level_t)atoi(getenv("ZKL_ZKALLOC_LOG")));
-        zkl_set_allocator(&counting);
+        zkl_set_allocator(&t_counting_allocator);
         if (sp->site != 0)
             za_arm_at(sp->site, sp->size, sp->nth);
         else
             za_arm(sp->n);
         rc->play(root);
         za_disarm();
-        za_r->zkl_live = zkl_live;
+        za_r->zkl_live = t_live_allocs();
         za_r->client_live = S->live;
         za_r->done = 1;
         fflush(NULL);
