@@ -569,6 +569,231 @@ t_multi_elect_suspended() {
     wait_count "$a" 0 5 && wait_count "$b" 0 5 && wait_count "$e" 0 5
 }
 
+# --- COMMAND's process tree (the guard, tools/guard.c) ---
+# Every process of a command's tree carries ZKL_TEST_MARK=<mark> in its
+# environment (given to the command by env, so zklock itself has none);
+# marked MARK lists the pids of those still alive (a zombie has no
+# environment), whatever became of their pids or parents.
+marked() { grep -lszxF "ZKL_TEST_MARK=$1" /proc/[0-9]*/environ | sed 's,^/proc/,,; s,/environ$,,'; }
+wait_unmarked() { # mark seconds
+    local i
+    for i in $(seq $(( $2 * 20 ))); do
+        [ -z "$(marked "$1")" ] && return 0
+        sleep 0.05
+    done
+    echo "still alive after $2 s: $(marked "$1" | tr '\n' ' ')"
+    return 1
+}
+# A command's tree: tree.sh DIR MODE [STUBBORN]: its own sleep, a nested
+# shell with its sleep, and a double-forked setsid'd one with its sleep
+# (a daemon: its parent exits at once); with STUBBORN, one more shell
+# and sleep that ignore SIGTERM. MODE trap: each shell writes
+# DIR/term.PID on SIGTERM and exits 143. Pids in DIR/pids; DIR/up once
+# all are running.
+make_tree() {
+    rm -rf "$tmp/tr"; mkdir "$tmp/tr"
+    cat > "$tmp/tr/leaf.sh" <<'EOF'
+d=$1
+case $2 in
+trap) trap 'echo > "$d/term.$$"; exit 143' TERM ;;
+ignore) trap '' TERM ;;
+esac
+sleep 300 & echo $! >> "$d/pids"
+echo $$ >> "$d/pids"
+while :; do wait; done
+EOF
+    cat > "$tmp/tr/tree.sh" <<'EOF'
+d=$1 n=6
+case $2 in trap) trap 'echo > "$d/term.$$"; exit 143' TERM ;; esac
+sleep 300 & echo $! >> "$d/pids"
+sh "$d/leaf.sh" "$d" "$2" &
+(setsid sh "$d/leaf.sh" "$d" "$2" &)
+if [ -n "${3:-}" ]; then sh "$d/leaf.sh" "$d" ignore & n=8; fi
+echo $$ >> "$d/pids"
+i=0; while [ "$(wc -l < "$d/pids")" -lt $n ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+touch "$d/up"
+wait
+EOF
+}
+
+# zklock SIGKILLed while its command's tree runs: the whole tree is
+# gone at once (well within the session timeout), and a waiter granted
+# the lock once the old session expires finds none of it alive.
+t_tree_zklock_killed() {
+    local p="$base/tk" mark="$tmp/tk" zp t0 el st
+    make_tree
+    "$ZKLOCK" run -s "$H" --session-timeout 2000 "$p" -- \
+        env ZKL_TEST_MARK="$mark" sh "$tmp/tr/tree.sh" "$tmp/tr" plain 2>"$tmp/tke" &
+    zp=$!
+    wait_file "$tmp/tr/up" 10 || return 1
+    [ "$(marked "$mark" | wc -l)" = 6 ] || { marked "$mark"; return 1; }
+    "$ZKLOCK" run -s "$H" -t 30 "$p" -- \
+        sh -c 'grep -lszxF "ZKL_TEST_MARK=$1" /proc/[0-9]*/environ; echo checked' sh "$mark" \
+        >"$tmp/verdict" 2>&1 &
+    local waiter=$!
+    wait_count "$p" 2 5 || return 1
+    t0=$(date +%s%N)
+    kill -KILL $zp
+    wait_unmarked "$mark" 5 || return 1
+    el=$(( ($(date +%s%N) - t0) / 1000000 ))
+    echo "tree gone ${el} ms after SIGKILL"
+    wait $zp; st=$?
+    [ $st = 137 ] || { echo "zklock exit $st"; return 1; }
+    [ "$el" -lt 2000 ] || { echo "slower than the session timeout"; return 1; }
+    wait_ok $waiter || return 1
+    cat "$tmp/verdict" "$tmp/tke"
+    [ "$(cat "$tmp/verdict")" = checked ] || return 1
+    grep -q "is gone; killed the 6 processes" "$tmp/tke" || return 1
+    for pid in $(cat "$tmp/tr/pids"); do
+        ! kill -0 "$pid" 2>/dev/null || { echo "$pid alive"; return 1; }
+    done
+    wait_count "$p" 0 5
+}
+
+# The hold lost: every process of the tree gets SIGTERM (each shell
+# notes it), the ones that ignore it SIGKILL --kill-after later, zklock
+# exits 3 once the tree is empty.
+t_tree_lost() {
+    local p="$base/tl" mark="$tmp/tl" zp st
+    make_tree
+    "$ZKLOCK" run -s "$H" --kill-after 1 "$p" -- \
+        env ZKL_TEST_MARK="$mark" sh "$tmp/tr/tree.sh" "$tmp/tr" trap stubborn 2>"$tmp/tle" &
+    zp=$!
+    wait_file "$tmp/tr/up" 10 || return 1
+    [ "$(marked "$mark" | wc -l)" = 8 ] || { marked "$mark"; return 1; }
+    "$ZKCLI" -server "$H" delete "$p/$("$ZKLOCK" ls -s "$H" "$p")" >/dev/null 2>&1
+    wait $zp; st=$?
+    cat "$tmp/tle"
+    [ $st = 3 ] || { echo "exit $st"; return 1; }
+    [ -z "$(marked "$mark")" ] || { echo "left: $(marked "$mark")"; return 1; }
+    [ "$(ls "$tmp/tr" | grep -c '^term\.')" = 3 ] || { ls "$tmp/tr"; return 1; }
+    grep -q "LOST" "$tmp/tle" && grep -q "sending SIGKILL" "$tmp/tle" || return 1
+    wait_count "$p" 0 5
+}
+
+# Revocation: SIGTERM to every process of the tree, not only COMMAND.
+t_tree_revoked() {
+    local p="$base/tv" mark="$tmp/tv" zp st
+    make_tree
+    "$ZKLOCK" run -s "$H" --revocable "$p" -- \
+        env ZKL_TEST_MARK="$mark" sh "$tmp/tr/tree.sh" "$tmp/tr" trap 2>"$tmp/tve" &
+    zp=$!
+    wait_file "$tmp/tr/up" 10 || return 1
+    "$ZKLOCK" revoke -s "$H" "$p" || return 1
+    wait $zp; st=$?
+    cat "$tmp/tve"
+    [ $st = 143 ] || { echo "exit $st"; return 1; }
+    [ -z "$(marked "$mark")" ] || { echo "left: $(marked "$mark")"; return 1; }
+    [ "$(ls "$tmp/tr" | grep -c '^term\.')" = 3 ] || { ls "$tmp/tr"; return 1; }
+    wait_count "$p" 0 5
+}
+
+# COMMAND exits leaving processes behind: they get SIGTERM, SIGKILL
+# --kill-after later if they ignore it, and the lock is let go only
+# then: a waiter granted it, and a -n after zklock exits, find none of
+# them alive.
+t_tree_leftovers() {
+    local p="$base/tf" mark="$tmp/tf" st
+    make_tree
+    rm -f "$tmp/go"
+    "$ZKLOCK" run -s "$H" --kill-after 1 "$p" -- env ZKL_TEST_MARK="$mark" sh -c '
+        sh "$1/leaf.sh" "$1" trap & sh "$1/leaf.sh" "$1" ignore &
+        i=0; while [ ! -e "$1/../go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+        exit 4' sh "$tmp/tr" 2>"$tmp/tfe" &
+    local zp=$!
+    "$ZKLOCK" run -s "$H" -t 30 "$p" -- \
+        sh -c 'grep -lszxF "ZKL_TEST_MARK=$1" /proc/[0-9]*/environ; echo checked' sh "$mark" \
+        >"$tmp/verdict" 2>&1 &
+    local waiter=$!
+    wait_count "$p" 2 10 || return 1
+    i=0; while [ "$(wc -l < "$tmp/tr/pids" 2>/dev/null || echo 0)" -lt 4 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+    touch "$tmp/go"
+    wait $zp; st=$?
+    cat "$tmp/tfe"
+    [ $st = 4 ] || { echo "exit $st"; return 1; }
+    [ -z "$(marked "$mark")" ] || { echo "left: $(marked "$mark")"; return 1; }
+    grep -q "exited; sending SIGTERM to the 4 processes" "$tmp/tfe" || return 1
+    grep -q "sending SIGKILL" "$tmp/tfe" || return 1
+    [ "$(ls "$tmp/tr" | grep -c '^term\.')" = 1 ] || { ls "$tmp/tr"; return 1; }
+    wait_ok $waiter || return 1
+    [ "$(cat "$tmp/verdict")" = checked ] || { cat "$tmp/verdict"; return 1; }
+    [ "$("$ZKLOCK" run -s "$H" -n "$p" -- sh -c 'grep -lszxF "ZKL_TEST_MARK=$1" /proc/[0-9]*/environ; echo checked' sh "$mark")" = checked ] || return 1
+    wait_count "$p" 0 5
+}
+
+# The guard itself SIGKILLed: the tree comes back to zklock (a child
+# subreaper too), which kills it and exits 70.
+t_tree_guard_killed() {
+    local p="$base/tg" mark="$tmp/tg" zp g st
+    make_tree
+    "$ZKLOCK" run -s "$H" "$p" -- \
+        env ZKL_TEST_MARK="$mark" sh "$tmp/tr/tree.sh" "$tmp/tr" plain 2>"$tmp/tge" &
+    zp=$!
+    wait_file "$tmp/tr/up" 10 || return 1
+    g=$(pgrep -P $zp)
+    [ -n "$g" ] && [ "$(echo "$g" | wc -l)" = 1 ] || { echo "guard: $g"; return 1; }
+    kill -KILL "$g"
+    wait $zp; st=$?
+    cat "$tmp/tge"
+    [ $st = 70 ] || { echo "exit $st"; return 1; }
+    [ -z "$(marked "$mark")" ] || { echo "left: $(marked "$mark")"; return 1; }
+    grep -q "guard process $g killed by signal 9; killed the 6 processes" "$tmp/tge" || return 1
+    wait_count "$p" 0 5
+}
+
+# Ctrl-C at a terminal (a pty): SIGINT goes to the whole foreground
+# process group; the command (a shell trapping INT) gets it once, as
+# zklock does not pass on what the terminal sent; a SIGINT sent to
+# zklock alone is passed on. zklock exits with the command's status.
+t_tree_ctrl_c() {
+    local p="$base/tc"
+    rm -rf "$tmp/cc"; mkdir "$tmp/cc"
+    python3 - "$ZKLOCK" "$H" "$p" "$tmp/cc" <<'EOF' || return 1
+import os, pty, sys, time
+zklock, hosts, path, d = sys.argv[1:]
+body = ('trap "echo int >> $1/ints" INT; echo $PPID > $1/guard; touch $1/up; '
+        'i=0; while [ ! -e $1/go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; exit 5')
+outer = ('trap "echo outer >> $4/outer" INT; "$1" run -s "$2" "$3" -- sh -c \'%s\' sh "$4" 2>"$4/err"; '
+         'echo $? > "$4/status"' % body)
+def wait_for(cond, what, secs=20):
+    end = time.time() + secs
+    while time.time() < end:
+        if cond():
+            return
+        time.sleep(0.05)
+    sys.exit("timed out: " + what)
+def lines(name):
+    try:
+        return open(os.path.join(d, name)).read().split()
+    except FileNotFoundError:
+        return []
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("sh", ["sh", "-c", outer, "sh", zklock, hosts, path, d])
+os.set_blocking(fd, False)
+def drain():
+    try:
+        while os.read(fd, 4096):
+            pass
+    except (BlockingIOError, OSError):
+        pass
+wait_for(lambda: os.path.exists(os.path.join(d, "up")), "the command")
+os.write(fd, b"\x03")                       # Ctrl-C
+wait_for(lambda: (drain(), len(lines("ints")))[1] >= 1, "the command's trap")
+guard = int(lines("guard")[0])
+zk = int(open("/proc/%d/stat" % guard).read().rsplit(")", 1)[1].split()[1])
+os.kill(zk, 2)                              # SIGINT to zklock alone
+wait_for(lambda: len(lines("ints")) >= 2, "the forwarded SIGINT")
+open(os.path.join(d, "go"), "w").close()
+wait_for(lambda: (drain(), os.path.exists(os.path.join(d, "status")))[1], "zklock's exit")
+os.waitpid(pid, 0)
+print("ints", len(lines("ints")), "status", lines("status"), "outer", lines("outer"))
+print(open(os.path.join(d, "err")).read())
+sys.exit(0 if len(lines("ints")) == 2 and lines("status") == ["5"] else 1)
+EOF
+    wait_count "$p" 0 5
+}
+
 check exit_status t_exit_status
 check environment t_env
 check exclusion_nonblock_timeout t_exclusion_nonblock_timeout
@@ -591,4 +816,10 @@ check multi_bad_combinations t_multi_bad_combinations
 check elect t_elect
 check elect_lost t_elect_lost
 check multi_elect_suspended t_multi_elect_suspended
+check tree_zklock_killed t_tree_zklock_killed
+check tree_lost t_tree_lost
+check tree_revoked t_tree_revoked
+check tree_leftovers t_tree_leftovers
+check tree_guard_killed t_tree_guard_killed
+check tree_ctrl_c t_tree_ctrl_c
 finish

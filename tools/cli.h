@@ -26,6 +26,7 @@
  * and SIGKILL --kill-after seconds later if it was still running); 2 for
  * usage errors; 127 if COMMAND could not be started. */
 
+#include <signal.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -65,13 +66,21 @@ struct run {
     int elect;
     char **argv;
     double wait_s;
-    pid_t child;
     int status;       /* exit status to return */
     int lost;
     int done;
-    int child_done;
-    double kill_after;  /* seconds from SIGTERM on loss to SIGKILL */
-    struct event *sigchld, *sigint, *sigterm, *sighup, *killer;
+    int child_done;     /* the command and every process it started are gone */
+    double kill_after;  /* seconds from SIGTERM to SIGKILL */
+    /* command.c: the guard process that runs the command (guard.c) */
+    pid_t guard;        /* 0: none (yet, or any more) */
+    int guard_fd;       /* our end of its socket, -1 when none */
+    int guard_done;     /* it reported the command's end */
+    int guard_status;   /* the command's wait status, then */
+    int guard_failed;   /* it could not start the command */
+    int exec_errno;     /* the command could not be run: why */
+    int sigfd;          /* signalfd of the signals zklock answers */
+    sigset_t mask;      /* the signal mask zklock started with */
+    struct event *guard_ev, *sig_ev;
 };
 
 /* common.c */
@@ -93,10 +102,10 @@ void run_cancel(struct run *r);
 int cmd_run(int argc, char **argv, int elect);
 
 /* command.c */
+int command_signals(struct run *r);
 void start_child(struct run *r);
-void on_sigchld(evutil_socket_t sig, short what, void *arg);
-void on_kill_after(evutil_socket_t fd, short what, void *arg);
-void on_signal(evutil_socket_t sig, short what, void *arg);
+int command_terminate(struct run *r, int lost);
+void command_free(struct run *r);
 
 /* query.c */
 int cmd_query(int argc, char **argv, int revoke);

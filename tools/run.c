@@ -87,24 +87,15 @@ static void on_event(struct run *r, zkl_lock_event_t ev, int status)
                 r->elect ? "leadership of" : r->m != NULL ? "a lock of"
                                                           : "lock",
                 r->what, zkl_strerror(status), r->argv[0]);
-        if (r->child > 0 && !r->child_done) {
-            struct timeval tv;
-
-            kill(r->child, SIGTERM);
-            tv.tv_sec = (time_t)r->kill_after;
-            tv.tv_usec = (suseconds_t)((r->kill_after - (double)tv.tv_sec) *
-                                       1e6);
-            evtimer_add(r->killer, &tv);
-        } else {
+        /* to its whole tree, SIGKILL after --kill-after (guard.c) */
+        if (!command_terminate(r, 1))
             finish(r, EXIT_LOST);
-        }
         break;
     case ZKL_LOCK_REVOKE_REQUESTED:
         fprintf(stderr,
                 "%s: revocation of %s requested; sending SIGTERM to %s\n",
                 prog, r->what, r->argv[0]);
-        if (r->child > 0 && !r->child_done)
-            kill(r->child, SIGTERM); /* released when it exits */
+        command_terminate(r, 0); /* released when its tree is gone */
         break;
     case ZKL_LOCK_QUEUED: /* not asked for */
         break;
@@ -441,22 +432,14 @@ int cmd_run(int argc, char **argv, int elect)
         return rc == ZKL_EINVAL || rc == ZKL_EBADPATH ? EXIT_USAGE
                                                       : EXIT_NOT_ACQUIRED;
     }
-    r.sigchld = evsignal_new(r.base, SIGCHLD, on_sigchld, &r);
-    r.sigint = evsignal_new(r.base, SIGINT, on_signal, &r);
-    r.sigterm = evsignal_new(r.base, SIGTERM, on_signal, &r);
-    r.sighup = evsignal_new(r.base, SIGHUP, on_signal, &r);
-    r.killer = evtimer_new(r.base, on_kill_after, &r);
-    event_add(r.sigchld, NULL);
-    event_add(r.sigint, NULL);
-    event_add(r.sigterm, NULL);
-    event_add(r.sighup, NULL);
+    if (command_signals(&r) != 0) {
+        run_cancel(&r);
+        r.status = EXIT_INTERNAL;
+        r.done = 1;
+    }
     while (!r.done)
         event_base_dispatch(r.base);
-    event_free(r.sigchld);
-    event_free(r.sigint);
-    event_free(r.sigterm);
-    event_free(r.sighup);
-    event_free(r.killer);
+    command_free(&r);
     zkl_multi_free(r.m);
     zkl_lock_free(r.lk);
     settle(r.base, r.c);

@@ -1,0 +1,48 @@
+#ifndef ZKLOCK_GUARD_H
+#define ZKLOCK_GUARD_H
+/* The guard (guard.c): the process between zklock and COMMAND that
+ * keeps COMMAND's processes from outliving zklock's hold, and what it
+ * and zklock tell each other over their socket pair (SOCK_SEQPACKET:
+ * one struct guard_msg a packet; end of file when the other is gone). */
+
+#include <signal.h>
+#include <sys/types.h>
+
+enum guard_msg_type {
+    /* zklock to the guard */
+    GUARD_SIGNAL,    /* value: a signal sent to zklock, for COMMAND; extra:
+                      * 1 when the terminal sent it (COMMAND has had it
+                      * if it is in zklock's process group) */
+    GUARD_TERMINATE, /* SIGTERM to every process of the tree; extra: 1
+                      * when the hold was lost (SIGKILL after
+                      * kill_after seconds) */
+    /* the guard to zklock */
+    GUARD_EXEC_FAILED, /* value: execvp's errno */
+    GUARD_FAILED,      /* value: errno; COMMAND was not started (the
+                        * guard said why on stderr) */
+    GUARD_DONE         /* value: COMMAND's wait status, sent once every
+                        * process of the tree is gone */
+};
+
+struct guard_msg {
+    int type, value, extra;
+};
+
+struct guard_args {
+    char **argv;          /* COMMAND */
+    const char *prog;     /* for messages */
+    const char *what;     /* the lock path(s), for messages */
+    int elect;            /* a leadership, not a lock, for messages */
+    double kill_after;    /* seconds from SIGTERM to SIGKILL */
+    const sigset_t *mask; /* the signal mask COMMAND starts with */
+    const char *paths, *tokens; /* ZKLOCK_PATH, ZKLOCK_TOKEN */
+    pid_t zklock;         /* zklock's pid, the guard's parent */
+    int fd;               /* the guard's end of the socket pair */
+};
+
+/* Runs in the child zklock forks once it holds: starts COMMAND and
+ * looks after its tree until it is empty, then tells zklock and exits.
+ * When zklock is gone, however it went, it kills the tree at once. */
+_Noreturn void guard_main(const struct guard_args *a);
+
+#endif

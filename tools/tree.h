@@ -1,0 +1,50 @@
+#ifndef ZKLOCK_TREE_H
+#define ZKLOCK_TREE_H
+/* The processes below one process, found by their parent links in
+ * /proc (Linux): signalled once each, or killed and reaped to the last.
+ * A process group would miss the ones that call setsid() or setpgid();
+ * parent links miss none, as long as the one at the root is a child
+ * subreaper (prctl PR_SET_CHILD_SUBREAPER), so that a process whose
+ * parent dies is re-parented to it instead of leaving the tree. */
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Pids already signalled, so that each process gets a signal once. */
+struct pidset {
+    pid_t *v;
+    size_t n, cap;
+};
+
+void pidset_free(struct pidset *s);
+
+/* One process whose end matters (the command): its wait status once
+ * reaped. */
+struct watch {
+    pid_t pid;
+    int status;
+    int reaped;
+};
+
+/* Sends SIG, followed by SIGCONT (so that a stopped process can act on
+ * it), to every living process below ROOT that is not in SEEN, and adds
+ * it there. Scans again until a scan finds nobody new, so that a child
+ * forked while the signals went out gets one too (one forked later, by
+ * a handler, does not: it is part of the clean-up). Returns how many it
+ * signalled, or -1 when /proc cannot be read. */
+int tree_signal(pid_t root, int sig, struct pidset *seen);
+
+/* SIGKILLs every process below the caller and reaps them, until the
+ * caller has no child left. The caller must be a child subreaper: a
+ * killed process's children come back to it, and a process cannot fork
+ * once SIGKILL is pending, so each round leaves fewer. W (or NULL)
+ * learns its process's end if it is reaped on the way. Returns how many
+ * processes it killed. */
+int tree_kill_all(struct watch *w);
+
+/* Reaps the caller's children that have ended, without waiting; W (or
+ * NULL) as for tree_kill_all. Returns 1 while the caller has children
+ * left, 0 when it has none: for a subreaper, when the tree is empty. */
+int tree_reap(struct watch *w);
+
+#endif
