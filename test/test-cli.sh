@@ -742,17 +742,20 @@ t_tree_guard_killed() {
 }
 
 # Ctrl-C at a terminal (a pty): SIGINT goes to the whole foreground
-# process group; the command (a shell trapping INT) gets it once, as
-# zklock does not pass on what the terminal sent; a SIGINT sent to
-# zklock alone is passed on. zklock exits with the command's status.
+# process group; the command (a shell trapping INT, each one counted as
+# it comes: it waits for a child that ignores SIGINT) gets it once, as
+# zklock does not pass on what the whole group had. The same for
+# kill -INT -- -PGID. A SIGINT sent to zklock alone is passed on.
+# zklock exits with the command's status.
 t_tree_ctrl_c() {
     local p="$base/tc"
     rm -rf "$tmp/cc"; mkdir "$tmp/cc"
     python3 - "$ZKLOCK" "$H" "$p" "$tmp/cc" <<'EOF' || return 1
 import os, pty, sys, time
 zklock, hosts, path, d = sys.argv[1:]
-body = ('trap "echo int >> $1/ints" INT; echo $PPID > $1/guard; touch $1/up; '
-        'i=0; while [ ! -e $1/go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; exit 5')
+body = ('trap "date +%T.%N >> $1/ints" INT; echo $PPID > $1/guard; '
+        '(i=0; while [ ! -e $1/go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done) & '
+        'touch $1/up; n=0; while [ ! -e $1/go ] && [ $n -lt 100 ]; do wait; n=$((n+1)); done; exit 5')
 outer = ('trap "echo outer >> $4/outer" INT; "$1" run -s "$2" "$3" -- sh -c \'%s\' sh "$4" 2>"$4/err"; '
          'echo $? > "$4/status"' % body)
 def wait_for(cond, what, secs=20):
@@ -784,12 +787,14 @@ guard = int(lines("guard")[0])
 zk = int(open("/proc/%d/stat" % guard).read().rsplit(")", 1)[1].split()[1])
 os.kill(zk, 2)                              # SIGINT to zklock alone
 wait_for(lambda: len(lines("ints")) >= 2, "the forwarded SIGINT")
+os.killpg(os.getpgid(zk), 2)                # to the whole group
+wait_for(lambda: len(lines("ints")) >= 3, "the group's SIGINT")
 open(os.path.join(d, "go"), "w").close()
 wait_for(lambda: (drain(), os.path.exists(os.path.join(d, "status")))[1], "zklock's exit")
 os.waitpid(pid, 0)
 print("ints", len(lines("ints")), "status", lines("status"), "outer", lines("outer"))
-print(open(os.path.join(d, "err")).read())
-sys.exit(0 if len(lines("ints")) == 2 and lines("status") == ["5"] else 1)
+print(open(os.path.join(d, "err")).read()); print(open(os.path.join(d, "ints")).read())
+sys.exit(0 if len(lines("ints")) == 3 and lines("status") == ["5"] else 1)
 EOF
     wait_count "$p" 0 5
 }

@@ -202,7 +202,7 @@ void start_child(struct run *r)
 
 int command_terminate(struct run *r, int lost)
 {
-    struct guard_msg m = {GUARD_TERMINATE, 0, lost};
+    struct guard_msg m = {GUARD_TERMINATE, 0, lost, 0, 0};
 
     if (r->guard <= 0 || r->guard_done)
         return 0;
@@ -212,8 +212,9 @@ int command_terminate(struct run *r, int lost)
 
 /* SIGINT, SIGTERM, SIGHUP and SIGQUIT: while waiting for the lock they
  * cancel; while the command runs they go to it (through the guard) and
- * zklock follows its lead: a signal the terminal sent to the whole
- * process group is not passed on a second time. */
+ * zklock follows its lead. One sent to the whole process group (by the
+ * terminal, kill -- -PGID, timeout(1)) has reached the command already:
+ * the guard does not pass it on a second time. */
 static void on_signal(evutil_socket_t fd, short what, void *arg)
 {
     struct run *r = arg;
@@ -224,8 +225,8 @@ static void on_signal(evutil_socket_t fd, short what, void *arg)
         int sig = (int)si.ssi_signo;
 
         if (r->guard > 0 && !r->guard_done) {
-            struct guard_msg m = {GUARD_SIGNAL, sig,
-                                  si.ssi_code == SI_KERNEL};
+            struct guard_msg m = {GUARD_SIGNAL, sig, 0, si.ssi_code,
+                                  (pid_t)si.ssi_pid};
 
             (void)send(r->guard_fd, &m, sizeof m, MSG_NOSIGNAL);
             continue;

@@ -35,6 +35,14 @@ struct guard {
     int ending;         /* COMMAND is reaped: ending what it left */
     int lost;
     double deadline;    /* when SIGKILL goes out; 0: none set */
+    /* The guard is in zklock's process group, so a signal sent to the
+     * group comes here too: the last few, to match zklock's against. */
+    struct {
+        int signo, code;
+        pid_t pid;
+        double at;
+    } got[8];
+    unsigned ngot;
 };
 
 static double now(void)
@@ -47,7 +55,7 @@ static double now(void)
 
 static void tell(const struct guard *g, int type, int value)
 {
-    struct guard_msg m = {type, value, 0};
+    struct guard_msg m = {type, value, 0, 0, 0};
 
     /* zklock may be gone: nothing to do then but what follows */
     (void)send(g->a->fd, &m, sizeof m, MSG_NOSIGNAL);
@@ -154,6 +162,29 @@ static int terminate(struct guard *g)
     return tree_signal(getpid(), SIGTERM, &g->termed);
 }
 
+static void on_sigfd(struct guard *g);
+
+/* Was zklock's signal M sent to the whole process group, COMMAND's
+ * too? Then the guard got it as well, from the same sender (the
+ * terminal's are the kernel's), at the same moment. A match is used up:
+ * the next one is a new signal. */
+static int group_sent(struct guard *g, const struct guard_msg *m)
+{
+    unsigned i, n;
+
+    on_sigfd(g); /* sent before zklock's, so pending by now */
+    n = g->ngot < 8 ? g->ngot : 8;
+    if (getpgid(g->cmd.pid) != getpgrp())
+        return 0; /* COMMAND left the group: not its signal */
+    for (i = 0; i < n; i++)
+        if (g->got[i].signo == m->value && g->got[i].code == m->code &&
+            g->got[i].pid == m->pid && now() - g->got[i].at < 1.0) {
+            g->got[i].signo = 0;
+            return 1;
+        }
+    return 0;
+}
+
 static void on_message(struct guard *g)
 {
     struct guard_msg m;
@@ -166,9 +197,7 @@ static void on_message(struct guard *g)
     switch (m.type) {
     case GUARD_SIGNAL:
         if (!g->cmd.reaped) {
-            /* A signal from the terminal went to its whole foreground
-             * process group: COMMAND has it unless it left the group. */
-            if (!m.extra || getpgid(g->cmd.pid) != getpgrp())
+            if (!group_sent(g, &m))
                 kill(g->cmd.pid, m.value);
         } else if (tree_reap(&g->cmd)) {
             /* COMMAND is gone, what it left had SIGTERM: whoever signals
@@ -194,9 +223,18 @@ static void on_sigfd(struct guard *g)
 {
     struct signalfd_siginfo si;
 
-    while (read(g->sfd, &si, sizeof si) == (ssize_t)sizeof si)
+    while (read(g->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
         if (si.ssi_signo == SIGUSR1 && getppid() != g->a->zklock)
             orphaned(g); /* the parent-death signal: a second way to know */
+        if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGUSR1) {
+            unsigned i = g->ngot++ % 8;
+
+            g->got[i].signo = (int)si.ssi_signo;
+            g->got[i].code = si.ssi_code;
+            g->got[i].pid = (pid_t)si.ssi_pid;
+            g->got[i].at = now();
+        }
+    }
     tree_reap(&g->cmd);
 }
 
@@ -253,8 +291,9 @@ _Noreturn void guard_main(const struct guard_args *a)
     g.a = a;
     g.sfd = g.execfd = -1;
     close_zklock_fds(a->fd);
-    /* Signals meant for COMMAND, or for a whole process group, stay
-     * pending here; the guard must outlive them to do its job. */
+    /* Signals meant for COMMAND, or for a whole process group, are
+     * blocked (the ones zklock passes on read from the signalfd): the
+     * guard must outlive them to do its job. */
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGQUIT);
@@ -271,6 +310,10 @@ _Noreturn void guard_main(const struct guard_args *a)
     sigemptyset(&fdset);
     sigaddset(&fdset, SIGCHLD);
     sigaddset(&fdset, SIGUSR1);
+    sigaddset(&fdset, SIGINT);
+    sigaddset(&fdset, SIGQUIT);
+    sigaddset(&fdset, SIGHUP);
+    sigaddset(&fdset, SIGTERM);
     if ((g.sfd = signalfd(-1, &fdset, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
         failed(&g, "signalfd", errno);
     if (prctl(PR_SET_PDEATHSIG, SIGUSR1) != 0)

@@ -10,9 +10,10 @@
 
 enum guard_msg_type {
     /* zklock to the guard */
-    GUARD_SIGNAL,    /* value: a signal sent to zklock, for COMMAND; extra:
-                      * 1 when the terminal sent it (COMMAND has had it
-                      * if it is in zklock's process group) */
+    GUARD_SIGNAL,    /* value: a signal sent to zklock, for COMMAND;
+                      * code, pid: its si_code and si_pid, to tell one
+                      * sent to the whole process group (which COMMAND
+                      * has had) from one sent to zklock alone */
     GUARD_TERMINATE, /* SIGTERM to every process of the tree; extra: 1
                       * when the hold was lost (SIGKILL after
                       * kill_after seconds) */
@@ -26,6 +27,8 @@ enum guard_msg_type {
 
 struct guard_msg {
     int type, value, extra;
+    int code;
+    pid_t pid;
 };
 
 struct guard_args {
