@@ -706,7 +706,7 @@ t_tree_leftovers() {
         >"$tmp/verdict" 2>&1 &
     local waiter=$!
     wait_count "$p" 2 10 || return 1
-    i=0; while [ "$(wc -l < "$tmp/tr/pids" 2>/dev/null || echo 0)" -lt 4 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+    i=0; while [ "$(cat "$tmp/tr/pids" 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
     touch "$tmp/go"
     wait $zp; st=$?
     cat "$tmp/tfe"
@@ -799,6 +799,45 @@ EOF
     wait_count "$p" 0 5
 }
 
+# COMMAND not found (127) or not runnable (126): the guard reports why,
+# zklock says so and lets the lock go.
+t_tree_exec_failure() {
+    local p="$base/te" st
+    "$ZKLOCK" run -s "$H" "$p" -- "$tmp/none" 2>"$tmp/tee"; st=$?
+    [ $st = 127 ] || { echo "exit $st"; return 1; }
+    grep -q "cannot run $tmp/none: No such file or directory" "$tmp/tee" || { cat "$tmp/tee"; return 1; }
+    echo 'echo hi' > "$tmp/noexec"; chmod 644 "$tmp/noexec"
+    "$ZKLOCK" run -s "$H" "$p" -- "$tmp/noexec" 2>"$tmp/tee"; st=$?
+    [ $st = 126 ] || { echo "exit $st"; return 1; }
+    grep -q "cannot run $tmp/noexec: Permission denied" "$tmp/tee" || { cat "$tmp/tee"; return 1; }
+    wait_count "$p" 0 5
+}
+
+# COMMAND has exited and what it left ignores SIGTERM: a signal to
+# zklock then kills it at once rather than --kill-after (here 60 s)
+# later; zklock exits with COMMAND's status.
+t_tree_signal_after_exit() {
+    local p="$base/ts" mark="$tmp/ts" zp st t0 el
+    make_tree
+    "$ZKLOCK" run -s "$H" --kill-after 60 "$p" -- env ZKL_TEST_MARK="$mark" sh -c '
+        sh "$1/leaf.sh" "$1" ignore &
+        i=0; while [ "$(cat "$1/pids" 2>/dev/null | wc -l)" -lt 2 ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+        exit 6' sh "$tmp/tr" 2>"$tmp/tse" &
+    zp=$!
+    for i in $(seq 100); do grep -q "exited; sending SIGTERM" "$tmp/tse" && break; sleep 0.1; done
+    grep -q "exited; sending SIGTERM to the 2 processes" "$tmp/tse" || { cat "$tmp/tse"; return 1; }
+    t0=$(date +%s)
+    kill -TERM $zp
+    wait $zp; st=$?
+    el=$(( $(date +%s) - t0 ))
+    cat "$tmp/tse"
+    [ $st = 6 ] || { echo "exit $st"; return 1; }
+    [ $el -lt 30 ] || { echo "took $el s"; return 1; }
+    [ -z "$(marked "$mark")" ] || { echo "left: $(marked "$mark")"; return 1; }
+    grep -q "Terminated; killing what env left running" "$tmp/tse" || return 1
+    wait_count "$p" 0 5
+}
+
 check exit_status t_exit_status
 check environment t_env
 check exclusion_nonblock_timeout t_exclusion_nonblock_timeout
@@ -827,4 +866,6 @@ check tree_revoked t_tree_revoked
 check tree_leftovers t_tree_leftovers
 check tree_guard_killed t_tree_guard_killed
 check tree_ctrl_c t_tree_ctrl_c
+check tree_exec_failure t_tree_exec_failure
+check tree_signal_after_exit t_tree_signal_after_exit
 finish

@@ -22,9 +22,10 @@
  * Exit status of run and elect: COMMAND's own (128+N if it died of
  * signal N); 1 when the lock (every lock of the set, the leadership) was
  * not acquired (within -t, at once with -n, or the server could not be
- * reached); 3 when it was lost while COMMAND ran (COMMAND got SIGTERM,
- * and SIGKILL --kill-after seconds later if it was still running); 2 for
- * usage errors; 127 if COMMAND could not be started. */
+ * reached); 3 when it was lost while COMMAND ran (every process of
+ * COMMAND's tree got SIGTERM, and SIGKILL --kill-after seconds later if
+ * still running); 2 for usage errors; 127 if COMMAND was not found, 126
+ * if it could not be run; 70 if the guard process that runs it died. */
 
 #include <signal.h>
 #include <stdio.h>

@@ -322,6 +322,9 @@ _Noreturn void guard_main(const struct guard_args *a)
         orphaned(&g); /* gone before the parent-death signal was set */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
         failed(&g, "prctl(PR_SET_CHILD_SUBREAPER)", errno);
+    /* Without /proc the tree cannot be found: better not run at all. */
+    if (access("/proc/self/stat", R_OK) != 0)
+        failed(&g, "/proc/self/stat", errno);
     start_command(&g);
     for (;;) {
         struct pollfd p[3];

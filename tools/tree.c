@@ -261,6 +261,8 @@ int tree_kill_all(struct watch *w)
         /* Without /proc (or memory) this round, the next may do. */
         if (scan(&v, &n) == 0)
             below = mark_below(getpid(), v, n);
+        if (below == NULL && w != NULL && !w->reaped)
+            kill(w->pid, SIGKILL); /* the one known without /proc */
         for (i = 0; below != NULL && i < n; i++) {
             if (!below[i] || v[i].state == 'Z' || v[i].state == 'X')
                 continue;
