@@ -700,13 +700,13 @@ t_tree_leftovers() {
         sh "$1/leaf.sh" "$1" trap & sh "$1/leaf.sh" "$1" ignore &
         i=0; while [ ! -e "$1/../go" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
         exit 4' sh "$tmp/tr" 2>"$tmp/tfe" &
-    local zp=$!
+    local zp=$! i=0
+    while [ "$(cat "$tmp/tr/pids" 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
     "$ZKLOCK" run -s "$H" -t 30 "$p" -- \
         sh -c 'grep -lszxF "ZKL_TEST_MARK=$1" /proc/[0-9]*/environ; echo checked' sh "$mark" \
         >"$tmp/verdict" 2>&1 &
     local waiter=$!
     wait_count "$p" 2 10 || return 1
-    i=0; while [ "$(cat "$tmp/tr/pids" 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
     touch "$tmp/go"
     wait $zp; st=$?
     cat "$tmp/tfe"
