@@ -28,12 +28,12 @@
 
 struct guard {
     const struct guard_args *a;
-    int sfd;            /* signalfd: SIGCHLD, and SIGUSR1 on zklock's death */
+    int sfd;            /* signalfd: SIGCHLD, SIGUSR1 (zklock's death),
+                         * and the signals zklock passes on */
     int execfd;         /* COMMAND's exec: errno, or end of file once run */
     struct watch cmd;   /* COMMAND's process */
     struct pidset termed; /* each process gets SIGTERM once */
     int ending;         /* COMMAND is reaped: ending what it left */
-    int lost;
     double deadline;    /* when SIGKILL goes out; 0: none set */
     /* The guard is in zklock's process group, so a signal sent to the
      * group comes here too: the last few, to match zklock's against. */
@@ -209,10 +209,8 @@ static void on_message(struct guard *g)
         break;
     case GUARD_TERMINATE:
         terminate(g);
-        if (m.extra) {
-            g->lost = 1;
-            set_deadline(g);
-        }
+        if (m.extra)
+            set_deadline(g); /* lost: SIGKILL is due */
         break;
     default:
         break;
