@@ -94,6 +94,7 @@ int servers_load(const char *hosts, const char *from, char **list,
 size_t servers_count(void);
 const char *servers_host(size_t i);
 const char *servers_port(size_t i);
+const char *servers_chroot(void);
 void servers_free(void);
 
 /* auth.c: credentials from a file or the environment, never argv */
@@ -105,6 +106,7 @@ zkl_client_t *open_client(struct event_base *base,
                           const struct conn_opts *co, int *exit_code);
 int await_session(double limit_s, const char *limit_name);
 void watch_connection(void (*on_down_too_long)(void *), void *arg);
+const char *cli_strerror(int status);
 int conn_auth_failed(void);
 int conn_is_up(void);
 double conn_down_for(void);

@@ -156,9 +156,9 @@ static int query_failed(const char *doing, const char *path, int status)
         return not_authorized(path);
     if (status == ZKL_ECONNLOSS || status == ZKL_ESESSION)
         return unreachable("%s %s: no answer within 15 s (%s)", doing, path,
-                           zkl_strerror(status));
+                           cli_strerror(status));
     fprintf(stderr, "%s: %s %s: %s\n", prog, doing, path,
-            zkl_strerror(status));
+            cli_strerror(status));
     return exit_for(status);
 }
 

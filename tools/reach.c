@@ -26,10 +26,12 @@ static struct {
 static void on_log(zkl_log_level_t level, const char *msg, void *arg)
 {
     (void)arg;
+    int n = (int)strcspn(msg, "\n"); /* the ZooKeeper client's end in one */
+
     if (cn.verbose)
-        fprintf(stderr, "%s: [log] %s\n", prog, msg);
+        fprintf(stderr, "%s: [log] %.*s\n", prog, n, msg);
     if (level == ZKL_LOG_ERROR)
-        snprintf(cn.last_error, sizeof cn.last_error, "%s", msg);
+        snprintf(cn.last_error, sizeof cn.last_error, "%.*s", n, msg);
 }
 
 static void arm_dog(void)
@@ -78,6 +80,23 @@ static void on_dog(evutil_socket_t fd, short what, void *arg)
     (void)arg;
     if (!cn.up && cn.on_dog != NULL)
         cn.on_dog(cn.dog_arg);
+}
+
+/* zkl_strerror(), where "see the log" points at --verbose, and at the
+ * ZooKeeper client's last error line when it wrote one. */
+const char *cli_strerror(int status)
+{
+    static char buf[700];
+
+    if (status != ZKL_EZK)
+        return zkl_strerror(status);
+    if (cn.last_error[0] != '\0')
+        snprintf(buf, sizeof buf, "unexpected error from ZooKeeper; its "
+                 "client's last error: %s", cn.last_error);
+    else
+        snprintf(buf, sizeof buf, "unexpected error from ZooKeeper "
+                 "(--verbose shows its client's log)");
+    return buf;
 }
 
 int conn_is_up(void)
@@ -235,11 +254,8 @@ zkl_client_t *open_client(struct event_base *base, const struct conn_opts *co,
     cn.dog = evtimer_new(base, on_dog, NULL);
     goto out;
 failed:
-    fprintf(stderr, "%s: cannot use servers \"%s\": %s%s%s\n", prog, hosts,
-            zkl_strerror(rc), cn.last_error[0] != '\0' ? "; the ZooKeeper "
-                                                         "client says: "
-                                                       : "",
-            cn.last_error);
+    fprintf(stderr, "%s: cannot use servers \"%s\": %s\n", prog, hosts,
+            cli_strerror(rc));
     *exit_code = rc == ZKL_ENOMEM ? EXIT_INTERNAL : EXIT_UNREACHABLE;
     zkl_client_free(c);
     c = NULL;

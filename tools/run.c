@@ -66,12 +66,17 @@ static int not_acquired(struct run *r, int status)
     case ZKL_ECONNLOSS:
     case ZKL_ESESSION:
         return unreachable("%s: the connection was lost before the lock "
-                           "was known (%s)", r->what, zkl_strerror(status));
+                           "was known (%s)", r->what, cli_strerror(status));
     case ZKL_EAUTH:
         return not_authorized(r->what);
     default:
-        fprintf(stderr, "%s: %s not acquired: %s\n", prog, r->what,
-                zkl_strerror(status));
+        fprintf(stderr, "%s: %s not acquired: %s", prog, r->what,
+                cli_strerror(status));
+        /* The lock path's parents are made on demand, the chroot not. */
+        if (status == ZKL_EZK && servers_chroot() != NULL)
+            fprintf(stderr, "; is there a node %s (the chroot)? ZooKeeper "
+                    "does not create it", servers_chroot());
+        fputc('\n', stderr);
         return exit_for(status);
     }
 }
@@ -205,12 +210,12 @@ static int check_not_a_lock(struct run *r)
     if (rc == ZKL_EAUTH)
         return not_authorized(r->path);
     if (rc != ZKL_OK) {
-        fprintf(stderr, "%s: %s: %s\n", prog, r->path, zkl_strerror(rc));
+        fprintf(stderr, "%s: %s: %s\n", prog, r->path, cli_strerror(rc));
         return exit_for(rc);
     }
     if (k.locks > 0) {
         fprintf(stderr, "%s: %s: %s\n", prog, r->path,
-                zkl_strerror(ZKL_EKIND));
+                cli_strerror(ZKL_EKIND));
         return EXIT_REFUSED;
     }
     return 0;

@@ -18,6 +18,12 @@ struct server {
 
 static struct server *servers;
 static size_t nservers;
+static char *root; /* the chroot suffix, or NULL */
+
+const char *servers_chroot(void)
+{
+    return root;
+}
 
 size_t servers_count(void)
 {
@@ -41,8 +47,10 @@ void servers_free(void)
     for (i = 0; i < nservers; i++)
         free(servers[i].host);
     free(servers);
+    free(root);
     servers = NULL;
     nservers = 0;
+    root = NULL;
 }
 
 /* As the ZooKeeper client asks (AI_ADDRCONFIG, and without it where
@@ -153,6 +161,8 @@ int servers_load(const char *hosts, const char *from, char **list,
                                                : gai_strerror(rcs[i]),
                     bad < nservers ? "; trying the other servers" : "");
     free(rcs);
+    if (*chroot != NULL && (root = strdup(*chroot)) == NULL)
+        goto nomem;
     if (bad == nservers) {
         free(*list);
         free(*chroot);
