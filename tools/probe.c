@@ -58,6 +58,15 @@ static void refused(struct probe *p, int err)
         done(p, "cannot connect: %s", strerror(err));
 }
 
+/* What ZooKeeper does past maxClientCnxns (NIOServerCnxnFactory's
+ * doAccept: accept, then close with a reset, reading nothing). */
+static void closed_at_once(struct probe *p)
+{
+    done(p, "closes new connections at once: its per-client connection "
+         "limit (maxClientCnxns, 60 unless zoo.cfg sets it) is reached: "
+         "too many connections from this address");
+}
+
 /* srvr's answer, or what came instead. */
 static void judge(struct probe *p)
 {
@@ -107,7 +116,9 @@ static void step(struct probe *p, short revents, double now)
         if (revents != 0) {
             if (getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
                 err = errno;
-            if (err != 0) {
+            if (err == ECONNRESET || err == EPIPE) {
+                closed_at_once(p); /* accepted, and reset before we saw */
+            } else if (err != 0) {
                 refused(p, err);
             } else {
                 p->state = OPEN;
@@ -124,10 +135,7 @@ static void step(struct probe *p, short revents, double now)
 
             n = read(p->fd, &c, 1);
             if (n == 0 || (n < 0 && errno != EAGAIN))
-                done(p, "closes new connections at once: its per-client "
-                     "connection limit (maxClientCnxns, 60 unless zoo.cfg "
-                     "sets it) is reached: too many connections from this "
-                     "address");
+                closed_at_once(p);
             else if (n > 0)
                 done(p, "speaks first, unasked: not a ZooKeeper server");
         } else if (now - p->since >= CLOSE_S) {

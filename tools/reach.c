@@ -78,8 +78,10 @@ static void on_dog(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     (void)arg;
-    if (!cn.up && cn.on_dog != NULL)
-        cn.on_dog(cn.dog_arg);
+    if (cn.up || cn.on_dog == NULL)
+        return;
+    cn.on_dog(cn.dog_arg);
+    arm_dog(); /* again, should it have let this one pass */
 }
 
 /* zkl_strerror(), where "see the log" points at --verbose, and at the
@@ -116,8 +118,8 @@ double conn_down_for(void)
 }
 
 /* fn(arg) once the connection has been down --connect-timeout seconds
- * on end (NULL: no more). For the wait for a lock: a held lock's lost
- * connection is the lock's business (SUSPENDED, LOST). */
+ * on end, and every as many seconds after while it stays down (NULL:
+ * no more). */
 void watch_connection(void (*fn)(void *), void *arg)
 {
     cn.on_dog = fn;

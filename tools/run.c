@@ -81,14 +81,24 @@ static int not_acquired(struct run *r, int status)
     }
 }
 
-/* The connection stayed down --connect-timeout seconds while the lock
- * was awaited: waiting on would be waiting without a word. */
+/* The connection has been down --connect-timeout seconds (and every
+ * as many after): waiting on for the lock, or for the confirmation of
+ * its release once COMMAND is over, would be waiting without a word.
+ * While COMMAND runs, the hold's own events (SUSPENDED, LOST) speak. */
 static void down_too_long(void *arg)
 {
     struct run *r = arg;
 
-    if (r->done)
+    if (r->done || (r->child > 0 && !r->child_done))
         return;
+    if (r->child_done) {
+        fprintf(stderr, "%s: warning: the release of %s is not confirmed: "
+                "the connection to ZooKeeper has been down for %.1f s; its "
+                "node goes when the session expires\n", prog, r->what,
+                conn_down_for());
+        finish(r, r->status);
+        return;
+    }
     run_cancel(r);
     finish(r, unreachable("waiting for %s: the connection has been down "
                           "for %.1f s (--connect-timeout)", r->what,
@@ -100,7 +110,6 @@ static void on_event(struct run *r, zkl_lock_event_t ev, int status)
 {
     switch (ev) {
     case ZKL_LOCK_ACQUIRED:
-        watch_connection(NULL, NULL); /* held: SUSPENDED / LOST say */
         start_child(r);
         break;
     case ZKL_LOCK_FAILED:
