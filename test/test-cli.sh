@@ -851,6 +851,25 @@ connection_limit() {
     [ $rc = 0 ] && [ "$("$ZKLOCK" run -s "$h2" /cnx/4 -- echo RAN)" = RAN ]
 }
 
+# An ensemble member left without a quorum accepts connections but
+# serves nobody: said so (srvr's answer), exit 5.
+t_no_quorum() {
+    local d="$tmp/zkens" n1 rc=0
+    "$top_srcdir/test/zkserver.sh" ensemble "$d" 3 >/dev/null || { "$top_srcdir/test/zkserver.sh" kill "$d"; return 1; }
+    "$top_srcdir/test/zkserver.sh" kill "$d/n2" >/dev/null
+    "$top_srcdir/test/zkserver.sh" kill "$d/n3" >/dev/null
+    n1=$("$top_srcdir/test/zkserver.sh" hosts "$d/n1")
+    # Until it has noticed (srvr: no mode), it may still serve a while.
+    for _ in $(seq 150); do
+        [ "$("$top_srcdir/test/zkserver.sh" mode "$d/n1")" = down ] && break
+        sleep 0.1
+    done
+    expect 5 "no session within 2 s (--connect-timeout)" run -s "$n1" --connect-timeout 2 /q -- echo RAN || rc=1
+    grep -q "^zklock: $n1: accepts connections but is not serving requests (an ensemble member without a quorum?)$" "$tmp/xe" || rc=1
+    "$top_srcdir/test/zkserver.sh" kill "$d" >/dev/null
+    return $rc
+}
+
 # Credentials for an ACL-protected path: from a file (others may not
 # read it), $ZKLOCK_AUTH_FILE or $ZKLOCK_AUTH, never from an option;
 # without them, or with wrong ones, "not authorized" (6) naming the path
@@ -945,5 +964,6 @@ check busy_timeout_codes t_busy_timeout_codes
 check flock_c t_flock_c
 check revoke_report t_revoke_report
 check connection_limit t_connection_limit
+check no_quorum t_no_quorum
 check credentials t_credentials
 finish
