@@ -124,6 +124,13 @@ ZKL_EXTERN const char *zkl_err_name(int err);
  * (ZKL_EINVAL for NULL). Lock paths are absolute ZooKeeper paths other
  * than "/" and not under "/zookeeper". */
 ZKL_EXTERN int zkl_path_validate(const char *path);
+/* As zkl_path_validate(), and says which rule a bad path breaks, with
+ * its numbers, into buf (at most size bytes, always terminated when
+ * size > 0; "" for a valid path): e.g. "component 3 is \"..\" (no
+ * relative components)", "control character U+0007 at byte 12", "2000
+ * bytes, longer than 1024 bytes (ZKL_PATH_MAX)". Counts start at 1. The
+ * text never quotes the path. buf may be NULL when size is 0. */
+ZKL_EXTERN int zkl_path_explain(const char *path, char *buf, size_t size);
 
 /* ------------------------------------------------------------------ */
 /* Version                                                             */
@@ -229,8 +236,21 @@ ZKL_EXTERN int zkl_options_new(zkl_options_t **out);
 ZKL_EXTERN void zkl_options_free(zkl_options_t *o);
 /* "host:port,host:port,..." (IP literals recommended: the ZooKeeper
  * client resolves names with blocking calls). Default "127.0.0.1:2181".
- * Errors: ZKL_EINVAL (NULL, empty), ZKL_ENOMEM. */
+ * Errors: ZKL_EINVAL (a list zkl_servers_explain() refuses),
+ * ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_options_set_servers(zkl_options_t *o, const char *hosts);
+/* Checks a server list as zkl_options_set_servers() takes it, without
+ * resolving names: 0, or ZKL_EINVAL with the fault in buf (at most size
+ * bytes, always terminated when size > 0; "" for a good list), naming
+ * the entry (counted from 1): NULL or empty list, an empty entry, no
+ * port, no host, a port that is not a decimal number or is outside
+ * 1..65535, an IPv6 address in brackets (the ZooKeeper client takes the
+ * port after the last ':', so ::1:2181), blanks or control characters
+ * in a host, a chroot suffix ("/app": zkl_options_set_chroot()). Leading
+ * blanks of an entry are allowed, as the ZooKeeper client skips them.
+ * buf may be NULL when size is 0. */
+ZKL_EXTERN int zkl_servers_explain(const char *hosts, char *buf,
+                                   size_t size);
 /* The most requests a client keeps outstanding (sent, not yet
  * answered) before new work waits in the client, in order: the steps
  * of acquires that open or look at a queue (a create, a listing, a

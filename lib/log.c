@@ -42,11 +42,13 @@ void zkl__zk_log_trampoline(const char *msg)
 
     if (log_fn == NULL)
         return;
-    if (strstr(msg, ":ERROR@") != NULL)
+    /* 3.8 writes "...:ZOO_ERROR@function@line: ": without the "ZOO_"
+     * every line was taken for DEBUG and dropped below that level. */
+    if (strstr(msg, "ERROR@") != NULL)
         level = ZKL_LOG_ERROR;
-    else if (strstr(msg, ":WARN@") != NULL)
+    else if (strstr(msg, "WARN@") != NULL)
         level = ZKL_LOG_WARN;
-    else if (strstr(msg, ":INFO@") != NULL)
+    else if (strstr(msg, "INFO@") != NULL)
         level = ZKL_LOG_INFO;
     if (level <= zkl__log_max)
         log_fn((zkl_log_level_t)level, msg, log_arg);

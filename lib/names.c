@@ -1,6 +1,7 @@
 /* Paths and node names: validation, Curator's naming and ordering. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,51 +58,100 @@ static size_t utf8_next(const unsigned char *s, uint32_t *cp)
     return n;
 }
 
+/* Writes why into buf (when there is one) and returns ZKL_EBADPATH:
+ * the one place that words a broken rule, so what zkl_path_explain()
+ * says is what the check decided. */
+static int why(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int why(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (buf != NULL && size > 0) {
+        va_start(ap, fmt);
+        vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+    }
+    return ZKL_EBADPATH;
+}
+
 /* The server's own rules (PathUtils.validatePath), applied before a
  * request is sent so a bad path is a clear local error, not a dropped
- * connection. */
-int zkl__path_check(const char *path, int allow_root)
+ * connection. Counts in the reasons start at 1 (byte 1 is the '/'). */
+static int path_rules(const char *path, int allow_root, char *buf,
+                      size_t size)
 {
     const unsigned char *p = (const unsigned char *)path;
-    size_t len, i, seg = 1, n;
+    size_t len, i, seg = 1, n, comp = 1;
     uint32_t cp;
 
-    if (path == NULL)
+    if (buf != NULL && size > 0)
+        buf[0] = '\0';
+    if (path == NULL) {
+        why(buf, size, "no path (NULL)");
         return ZKL_EINVAL;
+    }
     len = strlen(path);
-    if (len == 0 || len > ZKL_PATH_MAX || p[0] != '/')
-        return ZKL_EBADPATH;
+    if (len == 0)
+        return why(buf, size, "empty");
+    if (len > ZKL_PATH_MAX)
+        return why(buf, size, "%zu bytes, longer than %d bytes "
+                   "(ZKL_PATH_MAX)", len, ZKL_PATH_MAX);
+    if (p[0] != '/')
+        return why(buf, size, "not absolute (it must begin with '/')");
     if (len == 1)
-        return allow_root ? ZKL_OK : ZKL_EBADPATH;
+        return allow_root ? ZKL_OK
+                          : why(buf, size, "the root, \"/\", which holds no "
+                                         "lock");
     if (p[len - 1] == '/')
-        return ZKL_EBADPATH;
+        return why(buf, size, "ends with '/'");
     if (strcmp(path, "/zookeeper") == 0 ||
         strncmp(path, "/zookeeper/", 11) == 0)
-        return ZKL_EBADPATH;
+        return why(buf, size, "under /zookeeper, which the server reserves");
     for (i = 1; i <= len; i += n) {
         if (i == len || p[i] == '/') {
             size_t sl = i - seg;
 
-            if (sl == 0 || (sl == 1 && p[seg] == '.') ||
+            if (sl == 0)
+                return why(buf, size, "component %zu is empty (\"//\" at "
+                           "byte %zu)", comp, i);
+            if ((sl == 1 && p[seg] == '.') ||
                 (sl == 2 && p[seg] == '.' && p[seg + 1] == '.'))
-                return ZKL_EBADPATH;
+                return why(buf, size, "component %zu is \"%s\" (no relative "
+                           "components)", comp, sl == 1 ? "." : "..");
             seg = i + 1;
+            comp++;
             n = 1;
             continue;
         }
         n = utf8_next(p + i, &cp);
         if (n == 0)
-            return ZKL_EBADPATH;
-        if (cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f) ||
-            (cp >= 0xd800 && cp <= 0xf8ff) || (cp >= 0xfff0 && cp <= 0xffff))
-            return ZKL_EBADPATH;
+            return why(buf, size, "not UTF-8 at byte %zu (0x%02x)", i + 1,
+                       p[i]);
+        if (cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f))
+            return why(buf, size, "control character U+%04X at byte %zu",
+                       (unsigned)cp, i + 1);
+        if ((cp >= 0xd800 && cp <= 0xf8ff) || (cp >= 0xfff0 && cp <= 0xffff))
+            return why(buf, size, "character U+%04X at byte %zu, which "
+                       "ZooKeeper refuses (U+D800 to U+F8FF, U+FFF0 to "
+                       "U+FFFF)", (unsigned)cp, i + 1);
     }
     return ZKL_OK;
 }
 
+int zkl__path_check(const char *path, int allow_root)
+{
+    return path_rules(path, allow_root, NULL, 0);
+}
+
 int zkl_path_validate(const char *path)
 {
-    return zkl__path_check(path, 0);
+    return path_rules(path, 0, NULL, 0);
+}
+
+int zkl_path_explain(const char *path, char *buf, size_t size)
+{
+    return path_rules(path, 0, buf, size);
 }
 
 /* Random v4 uuid, lower case, Curator's text form. */

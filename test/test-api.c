@@ -61,6 +61,119 @@ TEST(path_validation)
     ASSERT_RC(zkl_path_validate(longp), ZKL_EBADPATH);
 }
 
+/* Each rule, with the verdict zkl_path_validate() gives and the words
+ * and numbers of the reason. */
+TEST(path_explain)
+{
+    static const struct {
+        const char *path, *why;
+    } cases[] = {
+        {"", "empty"},
+        {"relative", "not absolute (it must begin with '/')"},
+        {"/", "the root, \"/\", which holds no lock"},
+        {"/a/", "ends with '/'"},
+        {"/zookeeper", "under /zookeeper, which the server reserves"},
+        {"/zookeeper/quota", "under /zookeeper, which the server reserves"},
+        {"/a//b", "component 2 is empty (\"//\" at byte 3)"},
+        {"/a/b/../c", "component 3 is \"..\" (no relative components)"},
+        {"/.", "component 1 is \".\" (no relative components)"},
+        {"/locks/a\007b", "control character U+0007 at byte 9"},
+        {"/a\xc2\x85", "control character U+0085 at byte 3"},
+        {"/ab\xff", "not UTF-8 at byte 4 (0xff)"},
+        {"/\xc0\xaf", "not UTF-8 at byte 2 (0xc0)"},
+        {"/\xee\x80\x80", "character U+E000 at byte 2, which ZooKeeper "
+                           "refuses (U+D800 to U+F8FF, U+FFF0 to U+FFFF)"},
+    };
+    char buf[256], small[8], longp[2001];
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = zkl_path_explain(cases[i].path, buf, sizeof buf);
+
+        if (rc != ZKL_EBADPATH || zkl_path_validate(cases[i].path) != rc)
+            FAILF("path %zu: %d", i, rc);
+        if (strcmp(buf, cases[i].why) != 0)
+            FAILF("path %zu: \"%s\", wanted \"%s\"", i, buf, cases[i].why);
+    }
+    memset(longp, 'a', sizeof longp);
+    longp[0] = '/';
+    longp[2000] = '\0';
+    ASSERT_RC(zkl_path_explain(longp, buf, sizeof buf), ZKL_EBADPATH);
+    ASSERT_STR(buf, "2000 bytes, longer than 1024 bytes (ZKL_PATH_MAX)");
+    /* Cut to the buffer, always terminated; a valid path says nothing. */
+    ASSERT_RC(zkl_path_explain("/a//b", small, sizeof small), ZKL_EBADPATH);
+    ASSERT_STR(small, "compone");
+    strcpy(buf, "stale");
+    ASSERT_RC(zkl_path_explain("/locks/x", buf, sizeof buf), ZKL_OK);
+    ASSERT_STR(buf, "");
+    ASSERT_RC(zkl_path_explain("/a/", NULL, 0), ZKL_EBADPATH);
+    ASSERT_RC(zkl_path_explain(NULL, buf, sizeof buf), ZKL_EINVAL);
+    ASSERT_STR(buf, "no path (NULL)");
+}
+
+/* Each fault of a server list, by zkl_servers_explain() and as
+ * zkl_options_set_servers() refuses it; good lists pass both. */
+TEST(servers_explain)
+{
+    static const struct {
+        const char *hosts, *why;
+    } bad[] = {
+        {"", "the server list is empty"},
+        {"localhost", "server 1, \"localhost\", has no port (host:port)"},
+        {"10.0.0.1:2181,10.0.0.2",
+         "server 2, \"10.0.0.2\", has no port (host:port)"},
+        {"localhost:abc",
+         "server 1, \"localhost:abc\": port \"abc\" is not a number"},
+        {"a:0x50", "server 1, \"a:0x50\": port \"0x50\" is not a number"},
+        {"a:2181 ", "server 1, \"a:2181 \": port \"2181 \" is not a number"},
+        {"127.0.0.1:99999",
+         "server 1, \"127.0.0.1:99999\": port 99999 is outside 1..65535"},
+        {"127.0.0.1:0",
+         "server 1, \"127.0.0.1:0\": port 0 is outside 1..65535"},
+        {"a:1,,b:2", "server 2 of the list is empty (a comma too many?)"},
+        {"a:1,", "server 2 of the list is empty (a comma too many?)"},
+        {":2181", "server 1, \":2181\", has no host before the port"},
+        {"a:", "server 1, \"a:\", has no port after the last ':' (host:port; "
+               "an IPv6 address without brackets, ::1:2181)"},
+        {"[::1]:2181", "server 1, \"[::1]:2181\": write an IPv6 address "
+                       "without brackets (::1:2181; the port is what "
+                       "follows the last ':')"},
+        {"a b:1", "server 1, \"a b:1\": the host has a blank or a control "
+                  "character in it"},
+        {"a:1,b:2/app", "\"/app\" is a chroot, not a server "
+                        "(zkl_options_set_chroot() takes it)"},
+    };
+    static const char *good[] = {
+        "127.0.0.1:2181", "a:1,b:65535", "zk1.example:2181, zk2:2181",
+        "::1:2181", "h:02181",
+    };
+    char buf[256];
+    size_t i;
+    zkl_options_t *o;
+
+    ASSERT_RC(zkl_options_new(&o), ZKL_OK);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (zkl_servers_explain(bad[i].hosts, buf, sizeof buf) != ZKL_EINVAL)
+            FAILF("list \"%s\" passed", bad[i].hosts);
+        if (strcmp(buf, bad[i].why) != 0)
+            FAILF("list \"%s\": \"%s\", wanted \"%s\"", bad[i].hosts, buf,
+                  bad[i].why);
+        if (zkl_options_set_servers(o, bad[i].hosts) != ZKL_EINVAL)
+            FAILF("set_servers took \"%s\"", bad[i].hosts);
+    }
+    for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+        strcpy(buf, "stale");
+        if (zkl_servers_explain(good[i], buf, sizeof buf) != ZKL_OK ||
+            buf[0] != '\0')
+            FAILF("list \"%s\" refused: %s", good[i], buf);
+        ASSERT_RC(zkl_options_set_servers(o, good[i]), ZKL_OK);
+    }
+    ASSERT_RC(zkl_servers_explain(NULL, buf, sizeof buf), ZKL_EINVAL);
+    ASSERT_STR(buf, "no server list (NULL)");
+    ASSERT_RC(zkl_servers_explain("x", NULL, 0), ZKL_EINVAL);
+    zkl_options_free(o);
+}
+
 static const zkl_loop_ops_t null_ops = {NULL, NULL, NULL};
 
 TEST(bad_args_options_client)
@@ -85,10 +198,11 @@ TEST(bad_args_options_client)
     zkl_options_free(NULL);
     zkl_options_free(o);
 
-    /* A list the ZooKeeper client refuses (no port): ZKL_EZK, no
-     * client. */
+    /* A list the ZooKeeper client refuses (no name resolves; .invalid
+     * never does, RFC 6761): ZKL_EZK, no client. */
     ASSERT_RC(zkl_options_new(&o), ZKL_OK);
-    ASSERT_RC(zkl_options_set_servers(o, "127.0.0.1"), ZKL_OK);
+    ASSERT_RC(zkl_options_set_servers(o, "127.0.0.1"), ZKL_EINVAL);
+    ASSERT_RC(zkl_options_set_servers(o, "nosuchhost.invalid:2181"), ZKL_OK);
     ASSERT_RC(zkl_client_new(&c, o), ZKL_EZK);
     ASSERT(c == NULL);
     zkl_options_free(o);

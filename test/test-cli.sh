@@ -35,7 +35,7 @@ t_exclusion_nonblock_timeout() {
     grep -q "locked by another" "$tmp/err" || { cat "$tmp/err"; return 1; }
     local t0=$(date +%s%N)
     "$ZKLOCK" run -s "$H" -t 0.4 "$base/x" -- echo SHOULD-NOT-RUN 2>"$tmp/err"
-    [ $? = 1 ] || return 1
+    [ $? = 4 ] || return 1
     local el=$(( ($(date +%s%N) - t0) / 1000000 ))
     [ "$el" -ge 400 ] || { echo "gave up after $el ms"; return 1; }
     grep -q "not acquired within 0.4 s" "$tmp/err" || { cat "$tmp/err"; return 1; }
@@ -203,7 +203,7 @@ t_bad_combinations() {
     "$ZKLOCK" run -s "$H" "$p" -- sleep 2 &
     local holder=$!
     wait_count "$p" 1 5 || return 1
-    "$ZKLOCK" run -s "$H" -w "$p" -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
+    "$ZKLOCK" run -s "$H" -w "$p" -- true 2>"$tmp/err"; [ $? = 7 ] || return 1
     grep -q "another kind of lock" "$tmp/err" || { cat "$tmp/err"; return 1; }
     [ "$(count "$p")" = 1 ] || return 1
     wait_ok $holder || return 1
@@ -241,12 +241,12 @@ t_semaphore() {
     [ "$(count "$base/sem0")" = 0 ] || return 1
     # A semaphore's path used as a mutex, and a mutex's as a semaphore.
     "$ZKLOCK" run -s "$H" -L 2 "$p" -- true || return 1
-    "$ZKLOCK" run -s "$H" "$p" -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
+    "$ZKLOCK" run -s "$H" "$p" -- true 2>"$tmp/err"; [ $? = 7 ] || return 1
     grep -q "another kind of lock" "$tmp/err" || return 1
     "$ZKLOCK" run -s "$H" "$base/mtx" -- sleep 2 &
     local holder=$!
     wait_count "$base/mtx" 1 5 || return 1
-    "$ZKLOCK" run -s "$H" -L 3 "$base/mtx" -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
+    "$ZKLOCK" run -s "$H" -L 3 "$base/mtx" -- true 2>"$tmp/err"; [ $? = 7 ] || return 1
     grep -q "another kind of lock" "$tmp/err" || return 1
     [ "$(count "$base/mtx")" = 1 ] || return 1
     wait_ok $holder || return 1
@@ -370,8 +370,8 @@ t_multi_crossed_no_deadlock() {
 
 # -t is one deadline for the whole set, not one per path: a is let go
 # 0.8 s in, b 2.6 s in; a set with -t 2 must give up at 2 s (taking the
-# paths one by one with 2 s each would get both by 2.6 s). It exits 1,
-# COMMAND does not run, and no path keeps a node of it. -n the same at
+# paths one by one with 2 s each would get both by 2.6 s). It exits 4
+# (timed out), COMMAND does not run, and no path keeps a node of it. -n the same at
 # once.
 t_multi_deadline() {
     local a="$base/da" b="$base/db" c="$base/dc" t0 el st
@@ -395,7 +395,7 @@ t_multi_deadline() {
     el=$(( ($(date +%s%N) - t0) / 1000000 ))
     wait_ok $ha $hb || return 1
     cat "$tmp/err"
-    [ $st = 1 ] || { echo "exit $st after $el ms"; return 1; }
+    [ $st = 4 ] || { echo "exit $st after $el ms"; return 1; }
     [ "$el" -ge 2000 ] || { echo "gave up after $el ms"; return 1; }
     grep -q "not acquired within 2 s" "$tmp/err" || return 1
     ! grep -q SHOULD-NOT-RUN "$tmp/o" || return 1
@@ -422,7 +422,8 @@ t_multi_lost() {
 }
 
 # Bad combinations with several paths or elect: a usage error (exit 2)
-# with a message, and nothing on the server. A path named twice is one.
+# with a message, or a path in use by another kind (refused, exit 7),
+# and nothing on the server. A path named twice is one.
 t_multi_bad_combinations() {
     local a="$base/ba" b="$base/bb" l="$base/blatch" s="$base/bsem"
     "$ZKLOCK" run -s "$H" -L 2 "$a" "$b" -- true 2>"$tmp/err"; [ $? = 2 ] || return 1
@@ -447,23 +448,23 @@ t_multi_bad_combinations() {
     # A set with a member on a semaphore's path or an election's path, a
     # semaphore or a lock on an election's path, an election on a
     # mutex's path: refused, and nothing left.
-    "$ZKLOCK" run -s "$H" "$a" "$s" -- true 2>"$tmp/err"; [ $? = 2 ] || { cat "$tmp/err"; return 1; }
+    "$ZKLOCK" run -s "$H" "$a" "$s" -- true 2>"$tmp/err"; [ $? = 7 ] || { cat "$tmp/err"; return 1; }
     grep -q "another kind of lock" "$tmp/err" || { cat "$tmp/err"; return 1; }
     rm -f "$tmp/go"
     "$ZKLOCK" elect -s "$H" "$l" -- sh -c "$until_go" sh "$tmp" &
     local leader=$!
     wait_count "$l" 1 5 || return 1
-    "$ZKLOCK" run -s "$H" "$a" "$l" -- true 2>"$tmp/err"; [ $? = 2 ] || { cat "$tmp/err"; return 1; }
+    "$ZKLOCK" run -s "$H" "$a" "$l" -- true 2>"$tmp/err"; [ $? = 7 ] || { cat "$tmp/err"; return 1; }
     grep -q "another kind of lock" "$tmp/err" || { cat "$tmp/err"; return 1; }
-    "$ZKLOCK" run -s "$H" -w "$l" -- true 2>/dev/null; [ $? = 2 ] || return 1
-    "$ZKLOCK" run -s "$H" -L 2 "$l" -- true 2>/dev/null; [ $? = 2 ] || return 1
+    "$ZKLOCK" run -s "$H" -w "$l" -- true 2>/dev/null; [ $? = 7 ] || return 1
+    "$ZKLOCK" run -s "$H" -L 2 "$l" -- true 2>/dev/null; [ $? = 7 ] || return 1
     [ "$(count "$a")" = 0 ] && [ "$(count "$l")" = 1 ] || return 1
     touch "$tmp/go"
     wait_ok $leader || return 1
     "$ZKLOCK" run -s "$H" "$b" -- sh -c 'sleep 2' &
     local holder=$!
     wait_count "$b" 1 5 || return 1
-    "$ZKLOCK" elect -s "$H" "$b" -- true 2>"$tmp/err"; [ $? = 2 ] || { cat "$tmp/err"; return 1; }
+    "$ZKLOCK" elect -s "$H" "$b" -- true 2>"$tmp/err"; [ $? = 7 ] || { cat "$tmp/err"; return 1; }
     grep -q "another kind of lock" "$tmp/err" || { cat "$tmp/err"; return 1; }
     [ "$(count "$b")" = 1 ] || return 1
     wait_ok $holder || return 1
@@ -474,7 +475,8 @@ t_multi_bad_combinations() {
 # Two electors: only the leader runs COMMAND; the second runs it once
 # the first's COMMAND has exited (and the first has left). ls -l shows
 # the latch nodes with their ids (default HOSTNAME:PID); an elector that
-# may not wait (-n) or gives up (-t) exits 1 and leaves nothing. The
+# may not wait (-n) exits 1 (busy), one that gives up (-t) 4 (timed
+# out), and neither leaves anything. The
 # exit status is COMMAND's.
 t_elect() {
     local p="$base/el" e2
@@ -494,7 +496,7 @@ t_elect() {
     [ $? = 1 ] || return 1
     grep -q "has another leader" "$tmp/err" || { cat "$tmp/err"; return 1; }
     "$ZKLOCK" elect -s "$H" -t 0.3 "$p" -- echo SHOULD-NOT-RUN 2>"$tmp/err"
-    [ $? = 1 ] || return 1
+    [ $? = 4 ] || return 1
     grep -q "not elected within 0.3 s" "$tmp/err" || { cat "$tmp/err"; return 1; }
     [ "$(count "$p")" = 2 ] || return 1
     wait $e1 && wait $e2 || return 1
@@ -838,6 +840,368 @@ t_tree_signal_after_exit() {
     wait_count "$p" 0 5
 }
 
+# ---- Failures, each with its words and exit status (issue 22) ----
+
+# A usage error is one line saying what is wrong, then where to read
+# more: $1 the file with zklock's stderr, $2 a pattern of the first line.
+one_line() {
+    [ "$(wc -l < "$1")" = 2 ] &&
+        sed -n 1p "$1" | grep -q "^zklock: .*$2" &&
+        [ "$(sed -n 2p "$1")" = "Try 'zklock --help' for more information." ] ||
+        { echo "not one usage line matching \"$2\":"; cat "$1"; return 1; }
+}
+
+# usage CODE PATTERN ARGS...: zklock ARGS exits CODE (2: one usage line
+# matching PATTERN; else PATTERN in stderr) without running anything.
+expect() {
+    local code=$1 pat=$2 st
+    shift 2
+    "$ZKLOCK" "$@" >"$tmp/xo" 2>"$tmp/xe"
+    st=$?
+    [ "$st" = "$code" ] || { echo "zklock $*: exit $st, wanted $code"; cat "$tmp/xe"; return 1; }
+    [ ! -s "$tmp/xo" ] || ! grep -q RAN "$tmp/xo" || { echo "zklock $*: the command ran"; return 1; }
+    if [ "$code" = 2 ]; then
+        one_line "$tmp/xe" "$pat"
+    else
+        grep -q -- "$pat" "$tmp/xe" || { echo "zklock $*: no \"$pat\" in:"; cat "$tmp/xe"; return 1; }
+    fi
+}
+
+# A port on 127.0.0.1 that nothing listens on.
+no_server() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print("127.0.0.1:%d" % s.getsockname()[1])'
+}
+
+# elapsed MS-SINCE: milliseconds since a $(date +%s%N).
+elapsed() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+
+# No server: not a wait for ever, not "not acquired" (contention), not
+# "connection lost": "cannot reach" (5), by the connect deadline (15 s
+# by default, -t when shorter, --connect-timeout), with the probe's
+# word on the server. ls and revoke alike.
+t_no_server() {
+    local s t0 el
+    s=$(no_server)
+    t0=$(date +%s%N)
+    expect 5 "cannot reach ZooKeeper: no session within 15 s (--connect-timeout)" \
+        run -s "$s" /locks/nightly -- echo RAN || return 1
+    el=$(elapsed "$t0")
+    echo "default deadline: gave up after $el ms"
+    [ "$el" -ge 15000 ] && [ "$el" -lt 25000 ] || return 1
+    grep -q "^zklock: $s: refuses connections (nothing listens on that port)$" "$tmp/xe" || return 1
+    t0=$(date +%s%N)
+    expect 5 "no session within 1 s (-t)" run -s "$s" -t 1 /locks/nightly -- echo RAN || return 1
+    el=$(elapsed "$t0")
+    [ "$el" -ge 1000 ] && [ "$el" -lt 6000 ] || { echo "-t 1: $el ms"; return 1; }
+    expect 5 "no session within 1 s (--connect-timeout)" \
+        run -s "$s" -n --connect-timeout 1 /locks/nightly -- echo RAN || return 1
+    ! grep -q "was lost\|not acquired\|locked by" "$tmp/xe" || return 1
+    expect 5 "no session within 0.5 s" elect -s "$s" --connect-timeout 0.5 /e -- echo RAN || return 1
+    expect 5 "refuses connections" ls -s "$s" --connect-timeout 0.5 /locks/nightly || return 1
+    expect 5 "refuses connections" revoke -s "$s" --connect-timeout 0.5 /locks/nightly || return 1
+    # Every server of the list is probed.
+    expect 5 "cannot reach" run -s "$s,$(no_server)" --connect-timeout 0.5 /x -- echo RAN || return 1
+    [ "$(grep -c 'refuses connections' "$tmp/xe")" = 2 ] || return 1
+}
+
+# The server list, the session timeout: each fault named (usage, 2);
+# a name that does not resolve is named (cannot reach, 5), and skipped
+# with a warning when another server resolves; a chroot suffix is used.
+t_bad_servers() {
+    expect 2 'bad server list (-s): server 1, "localhost:abc": port "abc" is not a number$' \
+        run -s localhost:abc /x -- echo RAN || return 1
+    expect 2 'server 1, "127.0.0.1", has no port (host:port)$' run -s 127.0.0.1 /x -- echo RAN || return 1
+    expect 2 'server 2, "10.0.0.2", has no port' run -s "$H,10.0.0.2" /x -- echo RAN || return 1
+    expect 2 'port 99999 is outside 1..65535$' run -s 127.0.0.1:99999 /x -- echo RAN || return 1
+    expect 2 'port 0 is outside 1..65535$' ls -s 127.0.0.1:0 /x || return 1
+    expect 2 'server 2 of the list is empty' run -s "$H,,$H" /x -- echo RAN || return 1
+    expect 2 'server 2 of the list is empty' revoke -s "$H," /x || return 1
+    expect 2 'has no host before the port' run -s :2181 /x -- echo RAN || return 1
+    expect 2 'write an IPv6 address without brackets (::1:2181' run -s '[::1]:2181' /x -- echo RAN || return 1
+    expect 2 'bad chroot "/app/" after the servers (-s): ends with' run -s "$H/app/" /x -- echo RAN || return 1
+    ZKLOCK_SERVERS=localhost expect 2 'bad server list ($ZKLOCK_SERVERS): server 1, "localhost", has no port' \
+        run /x -- echo RAN || return 1
+    # flock's -s (shared) before a lock path.
+    expect 2 "-s takes the ZooKeeper servers (host:port,...), not a path (\"/locks/x\"); flock's -s, a shared lock, is -r here" \
+        run -s /locks/x -- echo RAN || return 1
+    expect 2 '--session-timeout 999999999 is outside 1..600000 ms' \
+        run -s "$H" --session-timeout 999999999 /x -- echo RAN || return 1
+    expect 2 '--session-timeout "10s" is not a number of milliseconds' \
+        run -s "$H" --session-timeout 10s /x -- echo RAN || return 1
+    expect 2 '--session-timeout 0 is outside' ls -s "$H" --session-timeout 0 /x || return 1
+    expect 2 '--connect-timeout "soon" is not a number of seconds' \
+        run -s "$H" --connect-timeout soon /x -- echo RAN || return 1
+    expect 5 'cannot resolve host "nosuchhost.invalid" (-s): ' \
+        run -s nosuchhost.invalid:2181 /x -- echo RAN || return 1
+    ! grep -q "see the log" "$tmp/xe" || return 1
+    # One name that does not resolve, one server that serves: a warning.
+    "$ZKLOCK" run -s "nosuchhost.invalid:2181,$H" "$base/srv" -- echo RAN >"$tmp/o" 2>"$tmp/e" || { cat "$tmp/e"; return 1; }
+    grep -q RAN "$tmp/o" || return 1
+    grep -q '^zklock: warning: cannot resolve host "nosuchhost.invalid" (-s): .*; trying the other servers$' "$tmp/e" || { cat "$tmp/e"; return 1; }
+    # A chroot suffix: the lock path is below it on the server (a holder
+    # below it keeps the chroot node there); one that does not exist is
+    # named.
+    rm -f "$tmp/go" "$tmp/gc"
+    "$ZKLOCK" run -s "$H" "$base/chroot/anchor" -- sh -c "$until_file" sh "$tmp/gc" &
+    local anchor=$!
+    wait_count "$base/chroot/anchor" 1 10 || { touch "$tmp/gc"; return 1; }
+    "$ZKLOCK" run -s "$H$base/chroot" /job -- sh -c "$until_go" sh "$tmp" &
+    local p=$!
+    wait_count "$base/chroot/job" 1 10 || { touch "$tmp/go" "$tmp/gc"; return 1; }
+    [ "$("$ZKLOCK" ls -s "$H$base/chroot" /job)" = "$("$ZKLOCK" ls -s "$H" "$base/chroot/job")" ] ||
+        { touch "$tmp/go" "$tmp/gc"; return 1; }
+    touch "$tmp/go" "$tmp/gc"
+    wait_ok $p $anchor && wait_count "$base/chroot/job" 0 5 || return 1
+    expect 7 "is there a node $base/nochroot (the chroot)? ZooKeeper does not create it" \
+        run -s "$H$base/nochroot" /job -- echo RAN
+}
+
+# A bad lock path: which rule it breaks, with the numbers; a long one
+# shortened, its length said; nothing sent.
+t_bad_paths() {
+    local long
+    expect 2 'bad lock path "relative": not absolute (it must begin with '"'/'"')$' \
+        run -s "$H" relative -- echo RAN || return 1
+    expect 2 'bad lock path "/": the root, "/", which holds no lock$' run -s "$H" / -- echo RAN || return 1
+    expect 2 'bad lock path "/a/": ends with '"'/'"'$' run -s "$H" /a/ -- echo RAN || return 1
+    expect 2 'bad lock path "/zookeeper/quota": under /zookeeper, which the server reserves$' \
+        run -s "$H" /zookeeper/quota -- echo RAN || return 1
+    expect 2 'bad lock path "/a//b": component 2 is empty ("//" at byte 3)$' run -s "$H" /a//b -- echo RAN || return 1
+    expect 2 'bad lock path "/a/../b": component 2 is ".." (no relative components)$' \
+        ls -s "$H" /a/../b || return 1
+    expect 2 'bad lock path "/a\\x07b": control character U+0007 at byte 3$' \
+        run -s "$H" "$(printf '/a\007b')" -- echo RAN || return 1
+    expect 2 'bad lock path "/ab\\xff": not UTF-8 at byte 4 (0xff)$' \
+        revoke -s "$H" "$(printf '/ab\377')" || return 1
+    long=/$(head -c 1999 /dev/zero | tr '\0' a)
+    expect 2 '2000 bytes, longer than 1024 bytes (ZKL_PATH_MAX)$' run -s "$H" "$long" -- echo RAN || return 1
+    grep -q '"/a\{47\}\.\.\.a\{16\}" (2000 bytes): ' "$tmp/xe" || { cat "$tmp/xe"; return 1; }
+    [ "$(sed -n 1p "$tmp/xe" | wc -c)" -lt 200 ] || return 1
+    # A bad one among several paths: that one is named.
+    expect 2 'bad lock path "/b/": ends with' run -s "$H" /a /b/ -- echo RAN
+}
+
+# Usage errors: one line each, no help text.
+t_usage_one_line() {
+    expect 2 'no command given (run, elect, ls or revoke)$' || return 1
+    expect 2 'unknown command "frobnicate"' frobnicate || return 1
+    expect 2 'unknown option -t: the command (run, elect, ls or revoke) comes first' -t 3 /x true || return 1
+    expect 2 'unknown option --bogus$' run --bogus /x -- echo RAN || return 1
+    expect 2 'unknown option -x$' run -x /x -- echo RAN || return 1
+    expect 2 'option -t needs a value$' run -t || return 1
+    expect 2 'option --owner needs a value$' run --owner || return 1
+    expect 2 '-t and -n exclude each other$' run -s "$H" -n -t 1 /x -- echo RAN || return 1
+    expect 2 'no COMMAND after /x (LOCKPATH -- COMMAND, or -c STRING)$' run -s "$H" /x || return 1
+    expect 2 'no LOCKPATH given$' run -s "$H" || return 1
+    expect 2 'bad -t value "abc" (seconds)$' run -t abc /x -- echo RAN || return 1
+    expect 2 '-E "256" is not an exit status (0..255)$' run -E 256 /x -- echo RAN || return 1
+    expect 2 'ls takes one LOCKPATH: "/y" is one too many$' ls /x /y || return 1
+    "$ZKLOCK" --help | grep -q "^usage: zklock run" || return 1
+    "$ZKLOCK" run --help | grep -q "Exit status:" || return 1
+}
+
+# flock's -w is a timeout, zklock's the write side: a number after -w
+# gets the hint toward -t.
+t_w_number_hint() {
+    expect 2 "-w is the write side of a read/write lock; for a timeout use -t 30 (flock's -w)$" \
+        run -s "$H" -w 30 /locks/nightly -- echo RAN || return 1
+    expect 2 "use -t 2.5 (flock's -w)$" run -s "$H" -w 2.5 /x -- echo RAN || return 1
+    # -w before a lock path is the write side, as documented.
+    [ "$("$ZKLOCK" run -s "$H" -w "$base/wh" -- sh -c 'echo RAN')" = RAN ]
+}
+
+# Busy (-n, 1), timed out (-t, 4), -E CODE for both (flock's), -q: no
+# word for either; the command never runs.
+t_busy_timeout_codes() {
+    local p="$base/bt" t0 el
+    rm -f "$tmp/go"
+    "$ZKLOCK" run -s "$H" "$p" -- sh -c "$until_go" sh "$tmp" &
+    local holder=$!
+    wait_count "$p" 1 5 || { touch "$tmp/go"; return 1; }
+    expect 1 "^zklock: $p is locked by another holder$" run -s "$H" -n "$p" -- echo RAN || { touch "$tmp/go"; return 1; }
+    t0=$(date +%s%N)
+    expect 4 "^zklock: $p: timed out: not acquired within 0.5 s; others held it$" \
+        run -s "$H" -t 0.5 "$p" -- echo RAN || { touch "$tmp/go"; return 1; }
+    el=$(elapsed "$t0")
+    [ "$el" -ge 500 ] || { echo "-t 0.5 gave up after $el ms"; touch "$tmp/go"; return 1; }
+    expect 75 "locked by another" run -s "$H" -n -E 75 "$p" -- echo RAN || { touch "$tmp/go"; return 1; }
+    expect 75 "timed out" run -s "$H" -t 0.3 --conflict-exit-code 75 "$p" -- echo RAN || { touch "$tmp/go"; return 1; }
+    "$ZKLOCK" run -s "$H" -n -q "$p" -- echo RAN >"$tmp/o" 2>"$tmp/e"
+    [ $? = 1 ] && [ ! -s "$tmp/e" ] && [ ! -s "$tmp/o" ] || { cat "$tmp/e"; touch "$tmp/go"; return 1; }
+    "$ZKLOCK" run -s "$H" -t 0.3 --quiet -E 0 "$p" -- echo RAN >"$tmp/o" 2>"$tmp/e"
+    [ $? = 0 ] && [ ! -s "$tmp/e" ] && [ ! -s "$tmp/o" ] || { cat "$tmp/e"; touch "$tmp/go"; return 1; }
+    # -q does not hide other failures.
+    "$ZKLOCK" run -s "$(no_server)" -q --connect-timeout 0.3 "$p" -- echo RAN 2>"$tmp/e"
+    [ $? = 5 ] && grep -q "cannot reach" "$tmp/e" || { touch "$tmp/go"; return 1; }
+    [ "$(count "$p")" = 1 ] || { touch "$tmp/go"; return 1; }
+    touch "$tmp/go"
+    wait_ok $holder && wait_count "$p" 0 5
+}
+
+# -c STRING runs STRING with /bin/sh -c, before the lock path or after
+# it (flock's order); its status passes through; with -c there is no
+# COMMAND after --.
+t_flock_c() {
+    local out
+    out=$("$ZKLOCK" run -s "$H" -c 'echo "held $ZKLOCK_PATH"; exit 3' "$base/c")
+    [ $? = 3 ] && [ "$out" = "held $base/c" ] || { echo "got $out"; return 1; }
+    out=$("$ZKLOCK" run -s "$H" "$base/c" -c 'echo "$0" a b | tr a x')
+    [ $? = 0 ] && [ "$out" = "/bin/sh x b" ] || { echo "got $out"; return 1; }
+    out=$("$ZKLOCK" run -s "$H" --command 'echo "$ZKLOCK_PATH" | wc -l' "$base/c1" "$base/c2")
+    [ "$out" = 2 ] || { echo "got $out"; return 1; }
+    out=$("$ZKLOCK" elect -s "$H" -c 'echo leader' "$base/ce")
+    [ "$out" = leader ] || return 1
+    expect 2 '-c STRING is the command: no COMMAND after --$' run -s "$H" -c 'echo RAN' "$base/c" -- true || return 1
+    wait_count "$base/c" 0 5
+}
+
+# revoke: whom it asked (node, data), who let go, who still holds after
+# --wait (not revocable), and a non-zero status when nobody was found.
+t_revoke_report() {
+    local p="$base/rv" q="$base/rvq" st node
+    expect 1 "^zklock: $p has no holder; nothing asked$" revoke -s "$H" "$p" || return 1
+    # A holder that is not revocable: asked, still holds.
+    rm -f "$tmp/go"
+    "$ZKLOCK" run -s "$H" --owner "batch-7" "$p" -- sh -c "$until_go" sh "$tmp" &
+    local holder=$!
+    wait_count "$p" 1 5 || { touch "$tmp/go"; return 1; }
+    node=$("$ZKLOCK" ls -s "$H" "$p")
+    expect 1 "has no contender named \"nosuch\" (zklock ls lists them); nothing asked" \
+        revoke -s "$H" "$p" nosuch || { touch "$tmp/go"; return 1; }
+    "$ZKLOCK" revoke -s "$H" --wait 1 "$p" >"$tmp/ro" 2>"$tmp/re"
+    st=$?
+    cat "$tmp/ro" "$tmp/re"
+    [ $st = 4 ] || { touch "$tmp/go"; return 1; }
+    grep -q "^$node (\"batch-7\"): asked; still holds after 1 s: not revocable" "$tmp/ro" || { touch "$tmp/go"; return 1; }
+    [ "$(count "$p")" = 1 ] || { touch "$tmp/go"; return 1; }
+    touch "$tmp/go"
+    wait_ok $holder || return 1
+    # A revocable holder, asked by node name: lets go.
+    "$ZKLOCK" run -s "$H" --revocable "$q" -- sh -c 'trap "exit 0" TERM; sleep 30 & wait' &
+    holder=$!
+    wait_count "$q" 1 5 || return 1
+    node=$("$ZKLOCK" ls -s "$H" "$q")
+    "$ZKLOCK" revoke -s "$H" "$q" "$node" >"$tmp/ro" 2>"$tmp/re"
+    st=$?
+    cat "$tmp/ro" "$tmp/re"
+    [ $st = 0 ] || return 1
+    grep -q "^$node (no data): asked; let go after [0-9.]* s$" "$tmp/ro" || return 1
+    wait_ok $holder && wait_count "$q" 0 5
+}
+
+# A server that closes new connections at once (maxClientCnxns reached,
+# here 3 on a server of this test's own): named as such, exit 5; once
+# the connections are gone, the same command runs.
+t_connection_limit() {
+    local d="$tmp/zkcnx" h2 rc
+    h2=$(ZKL_ZK_CFG=maxClientCnxns=3 "$top_srcdir/test/zkserver.sh" start "$d") || return 1
+    connection_limit "$h2"
+    rc=$?
+    "$top_srcdir/test/zkserver.sh" kill "$d" >/dev/null
+    return $rc
+}
+
+connection_limit() {
+    local h2=$1 i pids= rc=0
+    rm -f "$tmp/go" "$tmp"/up*
+    for i in 1 2 3; do
+        "$ZKLOCK" run -s "$h2" "/cnx/$i" -- sh -c 'touch "$1/up$2"; '"$until_go" sh "$tmp" "$i" &
+        pids="$pids $!"
+    done
+    for i in 1 2 3; do wait_file "$tmp/up$i" 15 || rc=1; done
+    [ $rc = 0 ] && expect 5 "cannot reach ZooKeeper: no session within 2 s (--connect-timeout)" \
+        run -s "$h2" --connect-timeout 2 /cnx/4 -- echo RAN || rc=1
+    [ $rc = 0 ] && grep -q "^zklock: $h2: closes new connections at once: its per-client connection limit (maxClientCnxns, 60 unless zoo.cfg sets it) is reached" "$tmp/xe" || rc=1
+    grep -q "Too many connections from /127.0.0.1 - max is 3" "$tmp/zkcnx/server.log" || rc=1
+    # The holders go before their server does, whatever happened.
+    touch "$tmp/go"
+    # shellcheck disable=SC2086
+    wait_ok $pids || rc=1
+    [ $rc = 0 ] && [ "$("$ZKLOCK" run -s "$h2" /cnx/4 -- echo RAN)" = RAN ]
+}
+
+# An ensemble member left without a quorum accepts connections but
+# serves nobody: said so (srvr's answer), exit 5.
+t_no_quorum() {
+    local d="$tmp/zkens" n1 rc=0
+    "$top_srcdir/test/zkserver.sh" ensemble "$d" 3 >/dev/null || { "$top_srcdir/test/zkserver.sh" kill "$d"; return 1; }
+    "$top_srcdir/test/zkserver.sh" kill "$d/n2" >/dev/null
+    "$top_srcdir/test/zkserver.sh" kill "$d/n3" >/dev/null
+    n1=$("$top_srcdir/test/zkserver.sh" hosts "$d/n1")
+    # Until it has noticed (srvr: no mode), it may still serve a while.
+    for _ in $(seq 150); do
+        [ "$("$top_srcdir/test/zkserver.sh" mode "$d/n1")" = down ] && break
+        sleep 0.1
+    done
+    expect 5 "no session within 2 s (--connect-timeout)" run -s "$n1" --connect-timeout 2 /q -- echo RAN || rc=1
+    grep -q "^zklock: $n1: accepts connections but is not serving requests (an ensemble member without a quorum?)$" "$tmp/xe" || rc=1
+    "$top_srcdir/test/zkserver.sh" kill "$d" >/dev/null
+    return $rc
+}
+
+# Credentials for an ACL-protected path: from a file (others may not
+# read it), $ZKLOCK_AUTH_FILE or $ZKLOCK_AUTH, never from an option;
+# without them, or with wrong ones, "not authorized" (6) naming the path
+# and the identity, never the secret. --acl private: what zklock
+# creates only these credentials may change.
+t_credentials() {
+    local p="$base-acl" digest rc
+    digest=$(python3 -c 'import base64,hashlib; print(base64.b64encode(hashlib.sha1(b"alice:s3cret").digest()).decode())')
+    # World may read and delete (so the test can clean up), not create.
+    "$ZKCLI" -server "$H" create /zkl-test "" >/dev/null 2>&1
+    "$ZKCLI" -server "$H" create "$p" "" "digest:alice:$digest:cdrwa,world:anyone:rd" >"$tmp/zkcli" 2>&1
+    grep -q "Created $p" "$tmp/zkcli" || { cat "$tmp/zkcli"; return 1; }
+    credentials "$p"
+    rc=$?
+    "$ZKCLI" -server "$H" deleteall "$p" >/dev/null 2>&1
+    return $rc
+}
+
+credentials() {
+    local p=$1 out st
+    (umask 077; printf '# zklock\ndigest:alice:s3cret\n' > "$tmp/auth")
+    expect 6 "^zklock: not authorized: ZooKeeper refused access to $p: its ACL (or a parent's) does not let a client without credentials in" \
+        run -s "$H" "$p" -- echo RAN || return 1
+    out=$("$ZKLOCK" run -s "$H" --auth-file "$tmp/auth" "$p" -- echo RAN) && [ "$out" = RAN ] || return 1
+    out=$(ZKLOCK_AUTH_FILE=$tmp/auth "$ZKLOCK" run -s "$H" "$p" -- echo RAN) && [ "$out" = RAN ] || return 1
+    out=$(ZKLOCK_AUTH=digest:alice:s3cret "$ZKLOCK" run -s "$H" "$p" -- echo RAN) && [ "$out" = RAN ] || return 1
+    ZKLOCK_AUTH=digest:alice:wrong expect 6 "ZooKeeper refused access to $p: its ACL (or a parent's) does not let digest:alice in" \
+        run -s "$H" "$p" -- echo RAN || return 1
+    ! grep -q wrong "$tmp/xe" || return 1
+    ZKLOCK_AUTH=nosuchscheme:x expect 6 "ZooKeeper refused the credentials (nosuchscheme): authentication failed" \
+        run -s "$H" "$p" -- echo RAN || return 1
+    # Never on the command line, and not echoed when tried.
+    expect 2 "credentials are never taken on the command line" \
+        run -s "$H" --auth digest:alice:s3cret "$p" -- echo RAN || return 1
+    expect 2 "credentials are never taken on the command line" \
+        revoke -s "$H" --password s3cret "$p" || return 1
+    expect 2 "it takes a file name: credentials never go on the command line" \
+        run -s "$H" --auth-file digest:alice:s3cret "$p" -- echo RAN || return 1
+    ! grep -q s3cret "$tmp/xe" || return 1
+    # A file others may read is refused; a line that is no credential.
+    chmod 644 "$tmp/auth"
+    expect 2 "(--auth-file) is open to others (mode 0644): refusing its credentials" \
+        run -s "$H" --auth-file "$tmp/auth" "$p" -- echo RAN || return 1
+    (umask 077; printf 'alice\n' > "$tmp/auth2")
+    expect 2 "line 1 of .*auth2 (--auth-file) is not scheme:credential" \
+        run -s "$H" --auth-file "$tmp/auth2" "$p" -- echo RAN || return 1
+    ZKLOCK_AUTH=alice expect 2 'line 1 of $ZKLOCK_AUTH is not scheme:credential' run -s "$H" "$p" -- echo RAN || return 1
+    expect 2 "--acl private needs credentials" run -s "$H" --acl private "$p/job" -- echo RAN || return 1
+    # --acl private: the lock path zklock creates and its lock node let
+    # the world read only: others can neither queue nor revoke.
+    rm -f "$tmp/go" "$tmp/up"
+    ZKLOCK_AUTH=digest:alice:s3cret "$ZKLOCK" run -s "$H" --acl private --revocable "$p/job" -- \
+        sh -c 'touch "$1/up"; trap "exit 0" TERM; '"$until_go" sh "$tmp" &
+    local holder=$!
+    wait_file "$tmp/up" 10 || { touch "$tmp/go"; return 1; }
+    "$ZKCLI" -server "$H" getAcl "$p/job" >"$tmp/acl" 2>&1
+    grep -q "'world,'anyone" "$tmp/acl" && grep -q "'digest,'alice:" "$tmp/acl" || { cat "$tmp/acl"; touch "$tmp/go"; return 1; }
+    expect 6 "ZooKeeper refused access to $p/job" run -s "$H" -n "$p/job" -- echo RAN || { touch "$tmp/go"; return 1; }
+    expect 6 "ZooKeeper refused access to $p/job" revoke -s "$H" "$p/job" || { touch "$tmp/go"; return 1; }
+    ZKLOCK_AUTH=digest:alice:s3cret "$ZKLOCK" revoke -s "$H" "$p/job" | grep -q "let go" || { touch "$tmp/go"; return 1; }
+    wait_ok $holder
+}
+
 check exit_status t_exit_status
 check environment t_env
 check exclusion_nonblock_timeout t_exclusion_nonblock_timeout
@@ -868,4 +1232,15 @@ check tree_guard_killed t_tree_guard_killed
 check tree_ctrl_c t_tree_ctrl_c
 check tree_exec_failure t_tree_exec_failure
 check tree_signal_after_exit t_tree_signal_after_exit
+check no_server t_no_server
+check bad_servers t_bad_servers
+check bad_paths t_bad_paths
+check usage_one_line t_usage_one_line
+check w_number_hint t_w_number_hint
+check busy_timeout_codes t_busy_timeout_codes
+check flock_c t_flock_c
+check revoke_report t_revoke_report
+check connection_limit t_connection_limit
+check no_quorum t_no_quorum
+check credentials t_credentials
 finish

@@ -2,6 +2,8 @@
 T(version, 5)
 T(strerror_all_codes, 5)
 T(path_validation, 5)
+T(path_explain, 5)
+T(servers_explain, 5)
 T(bad_args_options_client, 10)
 T(bad_args_lock, 20)
 T(release_not_held_double_release, 20)

@@ -21,6 +21,10 @@
 # there, 10.77.1.N:2181, which is what it prints; DIR/nK/netns and
 # DIR/nK/addr keep that for the other commands, which need no variable.
 #
+# ZKL_ZK_CFG (start, ensemble): lines added to each node's zoo.cfg after
+# the defaults (a later key wins), e.g. "maxClientCnxns=3"; kept in
+# DIR/extra.cfg, so a restart keeps them.
+#
 # tickTime=500 lets tests use 1 s sessions for fast expiry; the maximum is
 # raised to 30 s for the tests that must outlive a server restart.
 set -euo pipefail
@@ -122,6 +126,8 @@ admin.enableServer=false
 4lw.commands.whitelist=srvr,stat,mntr,wchs,cons,dump
 forceSync=${ZKL_FORCE_SYNC:-no}
 CFG
+    [ -z "${ZKL_ZK_CFG:-}" ] || printf '%s\n' "$ZKL_ZK_CFG" > "$dir/extra.cfg"
+    [ ! -s "$dir/extra.cfg" ] || cat "$dir/extra.cfg" >> "$dir/zoo.cfg"
     if [ -s "$dir/servers" ]; then
         # An ensemble node: its peers, and who it is.
         cat "$dir/servers" >> "$dir/zoo.cfg"

@@ -1,31 +1,9 @@
 #ifndef ZKLOCK_CLI_H
 #define ZKLOCK_CLI_H
-/* zklock(1), shared between its files: hold ZooKeeper locks while a command runs, like flock(1),
- * run a command only while elected leader, list a lock's contenders, or
- * ask its holders to let go.
- *
- *   zklock run [-s HOSTS] [-t SECONDS | -n] [-r | -w | -L N] [--owner TEXT]
- *              [--revocable] [--kill-after SEC] [--session-timeout MS]
- *              LOCKPATH -- COMMAND [ARGS...]
- *   zklock run [-s HOSTS] [-t SECONDS | -n] [-r | -w] [--kill-after SEC]
- *              [--session-timeout MS] LOCKPATH LOCKPATH... -- COMMAND [ARGS...]
- *   zklock elect [-s HOSTS] [-t SECONDS | -n] [--id ID] [--kill-after SEC]
- *              [--session-timeout MS] PATH -- COMMAND [ARGS...]
- *   zklock ls [-s HOSTS] [-l] LOCKPATH
- *   zklock revoke [-s HOSTS] LOCKPATH [NODE]
- *
- * Several lock paths are one multi-lock (zkl_multi_t): all held, or
- * none, with one deadline, whatever order other callers name them in.
- * elect joins the leader election on PATH (Curator's LeaderLatch layout)
- * and runs COMMAND once leader.
- *
- * Exit status of run and elect: COMMAND's own (128+N if it died of
- * signal N); 1 when the lock (every lock of the set, the leadership) was
- * not acquired (within -t, at once with -n, or the server could not be
- * reached); 3 when it was lost while COMMAND ran (every process of
- * COMMAND's tree got SIGTERM, and SIGKILL --kill-after seconds later if
- * still running); 2 for usage errors; 127 if COMMAND was not found, 126
- * if it could not be run; 70 if the guard process that runs it died. */
+/* zklock(1), shared between its files: hold ZooKeeper locks while a
+ * command runs, like flock(1), run a command only while elected leader,
+ * list a lock's contenders, or ask its holders to let go. The synopsis
+ * is usage.c's help text; zklock(1) says it all. */
 
 #include <signal.h>
 #include <stdio.h>
@@ -34,8 +12,6 @@
 #include <event2/event.h>
 
 #include "zklock.h"
-#include "zklock_libevent.h"
-
 #include "zklock_libevent.h"
 
 /* Exit statuses of zklock (zklock(1) has the table, beside flock's).
@@ -52,8 +28,32 @@
 #define EXIT_INTERNAL 70    /* zklock itself failed (EX_SOFTWARE) */
 #define EXIT_NOEXEC 126     /* COMMAND found but could not be run */
 #define EXIT_EXEC 127       /* COMMAND not found */
-/* Until each failure has its own code. */
-#define EXIT_NOT_ACQUIRED EXIT_BUSY
+
+/* The long options without a short one (getopt_long's val). */
+enum {
+    OPT_SESSION_TIMEOUT = 256,
+    OPT_CONNECT_TIMEOUT,
+    OPT_AUTH_FILE,
+    OPT_AUTH_REFUSED,  /* --auth, --password: never on the command line */
+    OPT_ACL,
+    OPT_VERBOSE,
+    OPT_OWNER,
+    OPT_REVOCABLE,
+    OPT_KILL_AFTER,
+    OPT_ID,
+    OPT_WAIT
+};
+
+/* How to reach ZooKeeper, from the options every command shares. */
+struct conn_opts {
+    const char *hosts;   /* -s; NULL: $ZKLOCK_SERVERS, else the default */
+    int session_ms;      /* --session-timeout */
+    double connect_s;    /* --connect-timeout; 0: no limit */
+    const char *auth_file; /* --auth-file; NULL: $ZKLOCK_AUTH_FILE */
+    int acl_private;     /* --acl private */
+    int verbose;         /* --verbose: the ZooKeeper client's log */
+};
+#define DEFAULT_CONNECT_TIMEOUT 15.0
 
 extern const char *prog;
 
@@ -82,19 +82,54 @@ struct run {
     int sigfd;          /* signalfd of the signals zklock answers */
     sigset_t mask;      /* the signal mask zklock started with */
     struct event *guard_ev, *sig_ev;
+    int busy_code, timeout_code; /* -E CODE sets both */
+    int quiet;                   /* -q: no word for busy, timed out */
 };
 
 /* common.c */
-const char *default_hosts(const char *opt);
+void conn_opts_init(struct conn_opts *co);
+int conn_option(struct conn_opts *co, int opt, const char *arg);
+const char *shown_path(const char *path);
 int path_ok(const char *path);
-zkl_client_t *make_client(struct event_base *base, const char *hosts,
-                          int session_ms);
 int parse_seconds(const char *s, double *out);
+int exit_for(int status);
 char *append(char *s, const char *sep, const char *text);
 void settle(struct event_base *base, zkl_client_t *c);
+double now_s(void);
+
+/* servers.c: the server list, checked and resolved before use */
+int servers_load(const char *hosts, const char *from, char **list,
+                 char **chroot);
+size_t servers_count(void);
+const char *servers_host(size_t i);
+const char *servers_port(size_t i);
+const char *servers_chroot(void);
+void servers_free(void);
+
+/* auth.c: credentials from a file or the environment, never argv */
+int auth_load(zkl_options_t *o, const char *file_opt);
+const char *auth_who(void);
+
+/* reach.c: the connection, its deadline, and why there is none */
+zkl_client_t *open_client(struct event_base *base,
+                          const struct conn_opts *co, int *exit_code);
+int await_session(double limit_s, const char *limit_name);
+void watch_connection(void (*on_down_too_long)(void *), void *arg);
+const char *cli_strerror(int status);
+int conn_auth_failed(void);
+int conn_is_up(void);
+double conn_down_for(void);
+int unreachable(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int not_authorized(const char *what);
+void close_client(void);
+
+/* probe.c */
+void probe_servers(void);
 
 /* usage.c */
 void usage(FILE *f);
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int getopt_error(int opt, char **argv);
 
 /* run.c */
 void finish(struct run *r, int status);

@@ -12,10 +12,8 @@ const char *prog = "zklock";
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (argc < 2)
+        return usage_error("no command given (run, elect, ls or revoke)");
     if (strcmp(argv[1], "run") == 0)
         return cmd_run(argc - 1, argv + 1, 0);
     if (strcmp(argv[1], "elect") == 0)
@@ -32,7 +30,10 @@ int main(int argc, char **argv)
         printf("zklock %s\n", zkl_version_string());
         return 0;
     }
-    fprintf(stderr, "%s: unknown command \"%s\"\n", prog, argv[1]);
-    usage(stderr);
-    return EXIT_USAGE;
+    if (argv[1][0] == '-')
+        return usage_error("unknown option %s: the command (run, elect, ls "
+                           "or revoke) comes first, its options after it",
+                           argv[1]);
+    return usage_error("unknown command \"%s\" (run, elect, ls or revoke)",
+                       argv[1]);
 }

@@ -33,6 +33,78 @@ void run_cancel(struct run *r)
 }
 
 
+/* Why the acquire ended without the lock, in words (busy and timed
+ * out not with -q), and the exit status. */
+static int not_acquired(struct run *r, int status)
+{
+    switch (status) {
+    case ZKL_ELOCKED:
+        if (r->quiet)
+            ;
+        else if (r->elect)
+            fprintf(stderr, "%s: %s has another leader\n", prog, r->what);
+        else if (r->m != NULL)
+            fprintf(stderr, "%s: %s: one of them is locked by another "
+                    "holder\n", prog, r->what);
+        else
+            fprintf(stderr, "%s: %s is locked by another holder\n", prog,
+                    r->what);
+        return r->busy_code;
+    case ZKL_ETIMEDOUT:
+        /* Out of time while the connection was down is no contention. */
+        if (!conn_is_up())
+            return unreachable("%s not %s within %g s (-t): the connection "
+                               "has been down for %.1f s", r->what,
+                               r->elect ? "elected" : "acquired", r->wait_s,
+                               conn_down_for());
+        if (!r->quiet)
+            fprintf(stderr, "%s: %s: timed out: not %s within %g s; %s\n",
+                    prog, r->what, r->elect ? "elected" : "acquired",
+                    r->wait_s, r->elect ? "another leader held on"
+                                        : "others held it");
+        return r->timeout_code;
+    case ZKL_ECONNLOSS:
+    case ZKL_ESESSION:
+        return unreachable("%s: the connection was lost before the lock "
+                           "was known (%s)", r->what, cli_strerror(status));
+    case ZKL_EAUTH:
+        return not_authorized(r->what);
+    default:
+        fprintf(stderr, "%s: %s not acquired: %s", prog, r->what,
+                cli_strerror(status));
+        /* The lock path's parents are made on demand, the chroot not. */
+        if (status == ZKL_EZK && servers_chroot() != NULL)
+            fprintf(stderr, "; is there a node %s (the chroot)? ZooKeeper "
+                    "does not create it", servers_chroot());
+        fputc('\n', stderr);
+        return exit_for(status);
+    }
+}
+
+/* The connection has been down --connect-timeout seconds (and every
+ * as many after): waiting on for the lock, or for the confirmation of
+ * its release once COMMAND is over, would be waiting without a word.
+ * While COMMAND runs, the hold's own events (SUSPENDED, LOST) speak. */
+static void down_too_long(void *arg)
+{
+    struct run *r = arg;
+
+    if (r->done || r->guard > 0) /* the command runs: LOST will say */
+        return;
+    if (r->child_done) {
+        fprintf(stderr, "%s: warning: the release of %s is not confirmed: "
+                "the connection to ZooKeeper has been down for %.1f s; its "
+                "node goes when the session expires\n", prog, r->what,
+                conn_down_for());
+        finish(r, r->status);
+        return;
+    }
+    run_cancel(r);
+    finish(r, unreachable("waiting for %s: the connection has been down "
+                          "for %.1f s (--connect-timeout)", r->what,
+                          conn_down_for()));
+}
+
 /* What a lock, a set and a leadership go through alike. */
 static void on_event(struct run *r, zkl_lock_event_t ev, int status)
 {
@@ -41,30 +113,8 @@ static void on_event(struct run *r, zkl_lock_event_t ev, int status)
         start_child(r);
         break;
     case ZKL_LOCK_FAILED:
-        if (status == ZKL_EKIND) {
-            fprintf(stderr, "%s: %s: %s\n", prog, r->what,
-                    zkl_strerror(status));
-            finish(r, EXIT_USAGE);
-            break;
-        }
-        if (status == ZKL_ELOCKED && r->elect)
-            fprintf(stderr, "%s: %s has another leader\n", prog, r->what);
-        else if (status == ZKL_ELOCKED && r->m != NULL)
-            fprintf(stderr, "%s: %s: one of them is locked by another "
-                    "holder\n", prog, r->what);
-        else if (status == ZKL_ELOCKED)
-            fprintf(stderr, "%s: %s is locked by another holder\n", prog,
-                    r->what);
-        else if (status == ZKL_ETIMEDOUT && r->elect)
-            fprintf(stderr, "%s: %s: not elected within %g s\n", prog,
-                    r->what, r->wait_s);
-        else if (status == ZKL_ETIMEDOUT)
-            fprintf(stderr, "%s: %s not acquired within %g s\n", prog,
-                    r->what, r->wait_s);
-        else
-            fprintf(stderr, "%s: %s not acquired: %s\n", prog, r->what,
-                    zkl_strerror(status));
-        finish(r, EXIT_NOT_ACQUIRED);
+        if (!r->done)
+            finish(r, not_acquired(r, status));
         break;
     case ZKL_LOCK_SUSPENDED:
         fprintf(stderr,
@@ -152,21 +202,21 @@ static int check_not_a_lock(struct run *r)
     struct kind_check k = {r->base, 0, 0, 0};
     int rc = zkl_contenders_ex(r->c, r->path, kind_check_cb, &k);
 
-    if (rc != ZKL_OK) {
-        fprintf(stderr, "%s: %s: %s\n", prog, r->path, zkl_strerror(rc));
-        return EXIT_NOT_ACQUIRED;
+    if (rc == ZKL_OK) {
+        while (!k.done)
+            event_base_dispatch(r->base);
+        rc = k.status;
     }
-    while (!k.done)
-        event_base_dispatch(r->base);
-    if (k.status != ZKL_OK) {
-        fprintf(stderr, "%s: %s: %s\n", prog, r->path,
-                zkl_strerror(k.status));
-        return EXIT_NOT_ACQUIRED;
+    if (rc == ZKL_EAUTH)
+        return not_authorized(r->path);
+    if (rc != ZKL_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, r->path, cli_strerror(rc));
+        return exit_for(rc);
     }
     if (k.locks > 0) {
         fprintf(stderr, "%s: %s: %s\n", prog, r->path,
-                zkl_strerror(ZKL_EKIND));
-        return EXIT_USAGE;
+                cli_strerror(ZKL_EKIND));
+        return EXIT_REFUSED;
     }
     return 0;
 }
@@ -220,58 +270,97 @@ static char *set_text(const zkl_multi_t *m)
     return s;
 }
 
+/* A word that reads as a number of seconds: what flock's -w takes. */
+static int is_number(const char *s)
+{
+    double v;
+
+    return s[0] != '/' && parse_seconds(s, &v) == 0;
+}
+
+/* -E CODE: an exit status. */
+static int exit_code(const char *arg, int *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+
+    if (end == arg || *end != '\0' || v < 0 || v > 255)
+        return usage_error("-E \"%s\" is not an exit status (0..255)", arg);
+    *out = (int)v;
+    return 0;
+}
+
 /* run (elect 0) and elect (elect 1). */
 int cmd_run(int argc, char **argv, int elect)
 {
+#define COMMON_OPTS                                                        \
+    {"servers", required_argument, NULL, 's'},                             \
+        {"timeout", required_argument, NULL, 't'},                         \
+        {"wait", required_argument, NULL, 't'},                            \
+        {"nonblock", no_argument, NULL, 'n'},                              \
+        {"nb", no_argument, NULL, 'n'},                                    \
+        {"command", required_argument, NULL, 'c'},                         \
+        {"conflict-exit-code", required_argument, NULL, 'E'},              \
+        {"quiet", no_argument, NULL, 'q'},                                 \
+        {"session-timeout", required_argument, NULL, OPT_SESSION_TIMEOUT}, \
+        {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT}, \
+        {"auth-file", required_argument, NULL, OPT_AUTH_FILE},             \
+        {"auth", required_argument, NULL, OPT_AUTH_REFUSED},               \
+        {"password", required_argument, NULL, OPT_AUTH_REFUSED},           \
+        {"acl", required_argument, NULL, OPT_ACL},                         \
+        {"verbose", no_argument, NULL, OPT_VERBOSE},                       \
+        {"kill-after", required_argument, NULL, OPT_KILL_AFTER},           \
+        {"help", no_argument, NULL, 'h'}
     static const struct option run_opts[] = {
-        {"servers", required_argument, NULL, 's'},
-        {"timeout", required_argument, NULL, 't'},
-        {"nonblock", no_argument, NULL, 'n'},
-        {"session-timeout", required_argument, NULL, 'S'},
+        COMMON_OPTS,
         {"read", no_argument, NULL, 'r'},
+        {"shared", no_argument, NULL, 'r'}, /* flock's --shared */
         {"write", no_argument, NULL, 'w'},
-        {"owner", required_argument, NULL, 'O'},
-        {"revocable", no_argument, NULL, 'R'},
-        {"kill-after", required_argument, NULL, 'K'},
+        {"owner", required_argument, NULL, OPT_OWNER},
+        {"revocable", no_argument, NULL, OPT_REVOCABLE},
         {"leases", required_argument, NULL, 'L'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     static const struct option elect_opts[] = {
-        {"servers", required_argument, NULL, 's'},
-        {"timeout", required_argument, NULL, 't'},
-        {"nonblock", no_argument, NULL, 'n'},
-        {"session-timeout", required_argument, NULL, 'S'},
-        {"id", required_argument, NULL, 'I'},
-        {"kill-after", required_argument, NULL, 'K'},
-        {"help", no_argument, NULL, 'h'},
+        COMMON_OPTS,
+        {"id", required_argument, NULL, OPT_ID},
         {NULL, 0, NULL, 0}};
+#undef COMMON_OPTS
     struct run r;
+    struct conn_opts co;
     long leases = 0;
-    char *end, **paths;
+    char *end, **paths, *sh_argv[4] = {"/bin/sh", "-c", NULL, NULL};
     char idbuf[HOST_NAME_MAX + 32];
-    const char *hosts = NULL, *owner = NULL, *id = NULL;
+    const char *owner = NULL, *id = NULL, *script = NULL;
     long timeout_ms = -1;
-    int session_ms = ZKL_DEFAULT_SESSION_TIMEOUT, opt, rc, have_t = 0, have_n = 0;
-    int revocable = 0, npaths, cmd, i;
+    int opt, rc, have_t = 0, have_n = 0, revocable = 0, npaths, cmd, i;
+    double start, limit;
+    const char *limit_name = "--connect-timeout";
     zkl_lock_kind_t kind = ZKL_KIND_MUTEX;
     zkl_lock_kind_t kinds[ZKL_MULTI_MAX];
 
     memset(&r, 0, sizeof r);
+    conn_opts_init(&co);
     r.wait_s = -1;
     r.kill_after = 10;
     r.elect = elect;
+    r.busy_code = EXIT_BUSY;
+    r.timeout_code = EXIT_TIMEDOUT;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, elect ? "+s:t:nh" : "+s:t:nrwL:h",
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv,
+                              elect ? "+:s:t:nc:E:qh" : "+:s:t:nc:E:qrwL:h",
                               elect ? elect_opts : run_opts, NULL)) != -1) {
+        if ((rc = conn_option(&co, opt, optarg)) != 0) {
+            if (rc < 0)
+                return EXIT_USAGE;
+            continue;
+        }
         switch (opt) {
         case 'r':
         case 'w':
         case 'L':
-            if (kind != ZKL_KIND_MUTEX) {
-                fprintf(stderr, "%s: -r, -w and -L exclude each other\n",
-                        prog);
-                return EXIT_USAGE;
-            }
+            if (kind != ZKL_KIND_MUTEX)
+                return usage_error("-r, -w and -L exclude each other");
             kind = opt == 'r'   ? ZKL_KIND_READ
                    : opt == 'w' ? ZKL_KIND_WRITE
                                 : ZKL_KIND_LEASE;
@@ -280,98 +369,98 @@ int cmd_run(int argc, char **argv, int elect)
             errno = 0;
             leases = strtol(optarg, &end, 10);
             if (errno != 0 || end == optarg || *end != '\0' || leases < 1 ||
-                leases > ZKL_LEASES_MAX) {
-                fprintf(stderr,
-                        "%s: bad -L value \"%s\" (leases: 1 to %d)\n", prog,
-                        optarg, ZKL_LEASES_MAX);
-                return EXIT_USAGE;
-            }
+                leases > ZKL_LEASES_MAX)
+                return usage_error("bad -L value \"%s\" (leases: 1 to %d)",
+                                   optarg, ZKL_LEASES_MAX);
             break;
-        case 'O':
+        case OPT_OWNER:
             owner = optarg;
             break;
-        case 'I':
+        case OPT_ID:
             id = optarg;
             break;
-        case 'R':
+        case OPT_REVOCABLE:
             revocable = 1;
             break;
-        case 'K':
-            if (parse_seconds(optarg, &r.kill_after) != 0) {
-                fprintf(stderr, "%s: bad --kill-after value \"%s\"\n", prog,
-                        optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 's':
-            hosts = optarg;
+        case OPT_KILL_AFTER:
+            if (parse_seconds(optarg, &r.kill_after) != 0)
+                return usage_error("bad --kill-after value \"%s\" (seconds)",
+                                   optarg);
             break;
         case 't':
-            if (parse_seconds(optarg, &r.wait_s) != 0) {
-                fprintf(stderr, "%s: bad -t value \"%s\"\n", prog, optarg);
-                return EXIT_USAGE;
-            }
+            if (parse_seconds(optarg, &r.wait_s) != 0)
+                return usage_error("bad -t value \"%s\" (seconds)", optarg);
             have_t = 1;
             break;
         case 'n':
             have_n = 1;
             break;
-        case 'S':
-            session_ms = atoi(optarg);
-            if (session_ms <= 0) {
-                fprintf(stderr, "%s: bad --session-timeout \"%s\"\n", prog,
-                        optarg);
+        case 'c':
+            script = optarg;
+            break;
+        case 'E':
+            if (exit_code(optarg, &r.busy_code) != 0)
                 return EXIT_USAGE;
-            }
+            r.timeout_code = r.busy_code;
+            break;
+        case 'q':
+            r.quiet = 1;
             break;
         case 'h':
             usage(stdout);
             return 0;
         default:
-            usage(stderr);
-            return EXIT_USAGE;
+            return getopt_error(opt, argv);
         }
     }
-    if (have_t && have_n) {
-        fprintf(stderr, "%s: -t and -n exclude each other\n", prog);
-        return EXIT_USAGE;
-    }
-    if ((cmd = split_paths(argc, argv, optind, &npaths)) < 0) {
-        usage(stderr);
-        return EXIT_USAGE;
+    if (have_t && have_n)
+        return usage_error("-t and -n exclude each other");
+    /* flock's -w is a timeout; here it is the write side. */
+    if (kind == ZKL_KIND_WRITE && optind < argc && is_number(argv[optind]))
+        return usage_error("-w is the write side of a read/write lock; for "
+                           "a timeout use -t %s (flock's -w)", argv[optind]);
+    /* flock's order too: LOCKPATH -c STRING. */
+    if (script == NULL && argc - optind == 3 &&
+        (strcmp(argv[optind + 1], "-c") == 0 ||
+         strcmp(argv[optind + 1], "--command") == 0))
+        script = argv[optind + 2], argc = optind + 1;
+    if (optind >= argc)
+        return usage_error("no %s given", elect ? "PATH" : "LOCKPATH");
+    if (script != NULL) {
+        for (i = optind; i < argc; i++)
+            if (strcmp(argv[i], "--") == 0)
+                return usage_error("-c STRING is the command: no COMMAND "
+                                   "after --");
+        npaths = argc - optind;
+        sh_argv[2] = (char *)script;
+        r.argv = sh_argv;
+    } else if ((cmd = split_paths(argc, argv, optind, &npaths)) < 0) {
+        return usage_error("no COMMAND after %s (LOCKPATH -- COMMAND, or "
+                           "-c STRING)", npaths > 1 ? "the lock paths"
+                                                    : argv[optind]);
+    } else {
+        r.argv = argv + cmd;
     }
     paths = argv + optind;
     for (i = 0; i < npaths; i++)
         if (!path_ok(paths[i]))
             return EXIT_USAGE;
-    if (npaths > ZKL_MULTI_MAX) {
-        fprintf(stderr, "%s: at most %d lock paths\n", prog, ZKL_MULTI_MAX);
-        return EXIT_USAGE;
-    }
-    if (distinct(paths, npaths) == 1) {
+    if (npaths > ZKL_MULTI_MAX)
+        return usage_error("at most %d lock paths", ZKL_MULTI_MAX);
+    if (distinct(paths, npaths) == 1)
         npaths = 1; /* one lock, named more than once */
-    } else if (elect) {
-        fprintf(stderr, "%s: elect takes one PATH\n", prog);
-        return EXIT_USAGE;
-    } else if (kind == ZKL_KIND_LEASE) {
-        fprintf(stderr, "%s: -L takes one lock path (a semaphore cannot "
-                "be part of a set)\n", prog);
-        return EXIT_USAGE;
-    } else if (revocable) {
-        fprintf(stderr, "%s: --revocable takes one lock path (a set "
-                "cannot be revoked)\n", prog);
-        return EXIT_USAGE;
-    } else if (owner != NULL) {
-        fprintf(stderr, "%s: --owner takes one lock path (a set's locks "
-                "carry the default data)\n", prog);
-        return EXIT_USAGE;
-    }
+    else if (elect)
+        return usage_error("elect takes one PATH");
+    else if (kind == ZKL_KIND_LEASE)
+        return usage_error("-L takes one lock path (a semaphore cannot be "
+                           "part of a set)");
+    else if (revocable)
+        return usage_error("--revocable takes one lock path (a set cannot "
+                           "be revoked)");
+    else if (owner != NULL)
+        return usage_error("--owner takes one lock path (a set's locks "
+                           "carry the default data)");
     r.path = paths[0];
-    r.argv = argv + cmd;
-    if (have_n)
-        timeout_ms = 0;
-    else if (have_t)
-        timeout_ms = (long)(r.wait_s * 1000.0 + 0.5);
     if (elect && id == NULL) {
         char host[HOST_NAME_MAX + 1];
 
@@ -383,14 +472,32 @@ int cmd_run(int argc, char **argv, int elect)
     }
 
     signal(SIGPIPE, SIG_IGN);
+    start = now_s();
     r.base = event_base_new();
-    r.c = make_client(r.base, default_hosts(hosts), session_ms);
-    if (r.c == NULL) {
+    if ((r.c = open_client(r.base, &co, &rc)) == NULL) {
         event_base_free(r.base);
-        return EXIT_NOT_ACQUIRED;
+        return rc;
+    }
+    /* -t bounds the whole wait, connecting included. */
+    limit = co.connect_s;
+    if (have_t && r.wait_s > 0 && (limit <= 0 || r.wait_s < limit)) {
+        limit = r.wait_s;
+        limit_name = "-t";
+    }
+    if ((rc = await_session(limit, limit_name)) != 0) {
+        close_client();
+        event_base_free(r.base);
+        return rc;
+    }
+    if (have_n || (have_t && r.wait_s == 0)) {
+        timeout_ms = 0;
+    } else if (have_t) {
+        timeout_ms = (long)((r.wait_s - (now_s() - start)) * 1000.0 + 0.5);
+        if (timeout_ms < 1)
+            timeout_ms = 1;
     }
     if (kind == ZKL_KIND_LEASE && (rc = check_not_a_lock(&r)) != 0) {
-        zkl_client_free(r.c);
+        close_client();
         event_base_free(r.base);
         return rc;
     }
@@ -422,16 +529,20 @@ int cmd_run(int argc, char **argv, int elect)
             rc = zkl_lock_acquire(r.lk, timeout_ms);
     }
     if (rc != ZKL_OK) {
-        fprintf(stderr, "%s: %s: %s\n", prog, r.what != NULL ? r.what : r.path,
-                zkl_strerror(rc));
+        if (r.what == NULL)
+            r.what = strdup(r.path);
+        rc = rc == ZKL_ENOMEM ? (fprintf(stderr, "%s: out of memory\n",
+                                         prog),
+                                 EXIT_INTERNAL)
+                              : not_acquired(&r, rc);
         zkl_multi_free(r.m);
         zkl_lock_free(r.lk);
-        zkl_client_free(r.c);
+        close_client();
         event_base_free(r.base);
         free(r.what);
-        return rc == ZKL_EINVAL || rc == ZKL_EBADPATH ? EXIT_USAGE
-                                                      : EXIT_NOT_ACQUIRED;
+        return rc;
     }
+    watch_connection(down_too_long, &r);
     if (command_signals(&r) != 0) {
         run_cancel(&r);
         r.status = EXIT_INTERNAL;
@@ -442,8 +553,9 @@ int cmd_run(int argc, char **argv, int elect)
     command_free(&r);
     zkl_multi_free(r.m);
     zkl_lock_free(r.lk);
+    watch_connection(NULL, NULL);
     settle(r.base, r.c);
-    zkl_client_free(r.c); /* closing the session removes any node left */
+    close_client(); /* closing the session removes any node left */
     event_base_free(r.base);
     free(r.what);
     return r.status;

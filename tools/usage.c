@@ -1,59 +1,75 @@
-/* zklock's help text. */
+/* zklock's help text, and the one line a usage error gets instead of
+ * it. */
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
 void usage(FILE *f)
 {
     fprintf(f,
-            "usage: %s run [-s HOSTS] [-t SECONDS | -n] [-r | -w | -L N] "
-            "[--owner TEXT] [--revocable]\n"
-            "              [--kill-after SEC] [--session-timeout MS] "
-            "LOCKPATH -- COMMAND [ARGS...]\n"
-            "       %s run [-s HOSTS] [-t SECONDS | -n] [-r | -w] "
-            "[--kill-after SEC]\n"
-            "              [--session-timeout MS] LOCKPATH LOCKPATH... -- "
-            "COMMAND [ARGS...]\n"
-            "       %s elect [-s HOSTS] [-t SECONDS | -n] [--id ID] "
-            "[--kill-after SEC]\n"
-            "              [--session-timeout MS] PATH -- COMMAND "
-            "[ARGS...]\n"
-            "       %s ls [-s HOSTS] [-l] LOCKPATH\n"
-            "       %s revoke [-s HOSTS] LOCKPATH [NODE]\n"
-            "\n"
-            "HOSTS defaults to $ZKLOCK_SERVERS, else 127.0.0.1:2181.\n"
-            "run holds LOCKPATH while COMMAND runs: a mutex, or with -r / "
-            "-w the read / write\n"
-            "side of a read/write lock, with -L N one lease of a semaphore "
-            "with N leases\n"
-            "(Curator's layouts). With several LOCKPATHs (then \"--\" is "
-            "needed) it holds\n"
-            "all of them at once (-r / -w apply to each), all or nothing, "
-            "with one deadline\n"
-            "and no deadlock whatever order others name them in; -L, "
-            "--owner and --revocable\n"
-            "take one path. Exit status is COMMAND's, 1 if the lock was not "
-            "acquired, 3 if\n"
-            "it (or any lock of the set) was lost (COMMAND got SIGTERM, then "
-            "SIGKILL after\n"
-            "--kill-after seconds, default 10). --owner sets the lock node's "
-            "data;\n"
-            "--revocable sends COMMAND SIGTERM when a revocation is "
-            "requested. COMMAND sees\n"
-            "ZKLOCK_PATH and ZKLOCK_TOKEN (the fencing token); for a set, "
-            "one line each per\n"
-            "lock, in the order the set takes them.\n"
-            "elect joins the leader election on PATH (Curator's LeaderLatch "
-            "layout) as ID\n"
-            "(default HOSTNAME:PID) and runs COMMAND once leader, stopping "
-            "it as run does\n"
-            "when leadership is lost; it leaves the election when COMMAND "
-            "exits. -t bounds\n"
-            "the wait for leadership, -n only runs COMMAND if leader at "
-            "once.\n"
-            "ls prints the contenders in queue order, holder first; -l adds "
-            "kind, holder\n"
-            "mark and data. revoke asks the holders of LOCKPATH (or NODE) "
-            "to let go.\n",
-            prog, prog, prog, prog, prog);
+"usage: %s run   [OPTIONS] [-t SEC | -n] [-r | -w | -L N] LOCKPATH -- COMMAND\n"
+"       %s run   [OPTIONS] [-t SEC | -n] [-r | -w | -L N] -c STRING LOCKPATH\n"
+"       %s run   [OPTIONS] [-t SEC | -n] [-r | -w] LOCKPATH... -- COMMAND...\n"
+"       %s elect [OPTIONS] [-t SEC | -n] [--id ID] PATH -- COMMAND...\n"
+"       %s ls    [OPTIONS] [-l] LOCKPATH\n"
+"       %s revoke [OPTIONS] [--wait SEC] LOCKPATH [NODE]\n"
+"\n"
+"run holds LOCKPATH (a mutex; -r/-w a read/write lock's side; -L N a lease of a\n"
+"semaphore of N) while COMMAND runs; several LOCKPATHs are held all at once.\n"
+"elect runs COMMAND while leader of PATH. ls lists the queue, holder first.\n"
+"revoke asks the holders to let go and reports who did.\n"
+"\n"
+"OPTIONS of run and elect:\n"
+"  -t, --timeout SEC     give up after SEC seconds (flock's -w)\n"
+"  -n, --nonblock        give up at once if held\n"
+"  -E, --conflict-exit-code CODE  exit status when busy or timed out (1, 4)\n"
+"  -q, --quiet           no message when busy or timed out\n"
+"  -c, --command STRING  run STRING with /bin/sh -c\n"
+"  --owner TEXT, --revocable, --kill-after SEC, --id ID: see zklock(1)\n"
+"OPTIONS of every command:\n"
+"  -s, --servers HOSTS   host:port,...[/chroot]; default $ZKLOCK_SERVERS, else\n"
+"                        " ZKL_DEFAULT_SERVERS "\n"
+"  --connect-timeout SEC wait at most SEC for a connection (default %g; 0: none)\n"
+"  --session-timeout MS  ZooKeeper session timeout (default %d)\n"
+"  --auth-file FILE      credentials, one scheme:credential a line (also\n"
+"                        $ZKLOCK_AUTH_FILE, $ZKLOCK_AUTH)\n"
+"  --acl private         nodes zklock creates: writable by these credentials only\n"
+"  --verbose             the ZooKeeper client's log on stderr\n"
+"\n"
+"Exit status: COMMAND's; 1 busy, 2 usage, 3 lost, 4 timed out, 5 cannot reach\n"
+"ZooKeeper, 6 not authorized, 7 refused, 70 internal, 126/127 COMMAND not run.\n",
+            prog, prog, prog, prog, prog, prog, DEFAULT_CONNECT_TIMEOUT,
+            ZKL_DEFAULT_SESSION_TIMEOUT);
+}
+
+/* What is wrong, in one line, and where to read more: the help text is
+ * for those who ask for it. */
+int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "%s: ", prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry '%s --help' for more information.\n", prog);
+    return EXIT_USAGE;
+}
+
+/* getopt_long()'s '?' (unknown option) or ':' (missing value), with
+ * opterr 0 and optstring starting "+:": the option as typed. */
+int getopt_error(int opt, char **argv)
+{
+    const char *typed = argv[optind - 1];
+    int n = (int)strcspn(typed, "=");
+
+    if (opt == '?')
+        return optopt != 0 ? usage_error("unknown option -%c", optopt)
+                           : usage_error("unknown option %.*s", n, typed);
+    if (optopt < 256 && strncmp(typed, "--", 2) != 0)
+        return usage_error("option -%c needs a value", optopt);
+    return usage_error("option %.*s needs a value", n, typed);
 }
