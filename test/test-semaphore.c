@@ -516,3 +516,206 @@ TEST(sem_cancel_after_the_deadline_passed_unseen)
     zkl_client_free(b);
     zkl_client_free(a);
 }
+
+/* ---- the limit record (the path node's data) ---- */
+
+/* Whether the path node's data is the record of limit max (0: empty). */
+static int record_is(const char *p, int max)
+{
+    char buf[64], want[64];
+    int n = t_zk_data(p, buf, sizeof buf - 1);
+
+    if (max == 0)
+        return n == 0;
+    snprintf(want, sizeof want, "zklock:max_leases=%d", max);
+    return n == (int)strlen(want) && memcmp(buf, want, (size_t)n) == 0;
+}
+
+/* One acquire of t (a lease), to its end; 1 when it holds. */
+static int take(t_lock_t *t, long timeout_ms)
+{
+    int before = t->acquired + t->failed;
+
+    ASSERT_RC(zkl_lock_acquire(t->lk, timeout_ms), ZKL_OK);
+    ASSERT(WAIT_FOR(t->acquired + t->failed > before, 10000));
+    return zkl_lock_is_held(t->lk);
+}
+
+/* An acquire whose limit differs from the holders' fails at once with
+ * ZKL_ELIMIT, leaving nothing behind; one that agrees joins them; once
+ * every holder has left, a new limit is taken and becomes the record. */
+TEST(sem_limit_mismatch_refused_while_held)
+{
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t h2, x3, y2;
+    uint64_t t0;
+
+    t_lock_init_lease(&h2, a, p, 2);
+    t_lock_init_lease(&x3, b, p, 3);
+    t_lock_init_lease(&y2, b, p, 2);
+    ASSERT_EQ(zkl_lease_limit(x3.lk), 3);
+    ASSERT_EQ(zkl_lease_recorded_limit(x3.lk), 0);
+    ASSERT(take(&h2, -1));
+    ASSERT(record_is(p, 2));
+    ASSERT_EQ(zkl_lease_recorded_limit(h2.lk), 2);
+    /* Refused at once, whatever the timeout: a try, a timed, an
+     * untimed acquire. */
+    t0 = t_now_ms();
+    ASSERT(!take(&x3, -1));
+    ASSERT_RC(x3.last_status, ZKL_ELIMIT);
+    ASSERT(t_now_ms() - t0 < 3000);
+    ASSERT_EQ(zkl_lease_recorded_limit(x3.lk), 2);
+    ASSERT(!take(&x3, 0));
+    ASSERT_RC(x3.last_status, ZKL_ELIMIT);
+    ASSERT(!take(&x3, 5000));
+    ASSERT_RC(x3.last_status, ZKL_ELIMIT);
+    ASSERT_EQ(x3.acquired, 0);
+    /* Its lease and its hold of the mutex went with it. */
+    ASSERT(WAIT_FOR(zkl_client_pending(b) == 0, 5000));
+    ASSERT_EQ(t_zk_count(sub(p, "leases")), 1);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+    ASSERT(record_is(p, 2));
+    /* The same limit joins, and does not write. */
+    ASSERT(take(&y2, -1));
+    ASSERT_EQ(t_zk_count(sub(p, "leases")), 2);
+    ASSERT(!take(&x3, 0));
+    ASSERT_RC(x3.last_status, ZKL_ELIMIT);
+    release(&h2);
+    ASSERT(!take(&x3, -1)); /* y2 still holds */
+    ASSERT_RC(x3.last_status, ZKL_ELIMIT);
+    release(&y2);
+    /* Nobody holds: the new limit is taken, and is the record now. */
+    ASSERT(take(&x3, -1));
+    ASSERT(record_is(p, 3));
+    ASSERT_EQ(zkl_lease_recorded_limit(x3.lk), 3);
+    ASSERT(!take(&h2, -1));
+    ASSERT_RC(h2.last_status, ZKL_ELIMIT);
+    ASSERT_EQ(zkl_lease_recorded_limit(h2.lk), 3);
+    release(&x3);
+    ASSERT(WAIT_FOR(zkl_client_pending(a) == 0 && zkl_client_pending(b) == 0,
+                    5000));
+    ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+    zkl_lock_free(h2.lk);
+    zkl_lock_free(x3.lk);
+    zkl_lock_free(y2.lk);
+    zkl_client_free(a);
+    zkl_client_free(b);
+}
+
+/* Two acquires of different limits, in two sessions, started in the
+ * same loop turn: whichever takes the semaphore's mutex first holds,
+ * the other is refused; never both. Without the record, the one with
+ * the larger limit would join the other whenever it came second. */
+TEST(sem_limits_racing_never_both_hold)
+{
+    enum { ROUNDS = 8 };
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    int r, firsts[2] = {0, 0};
+
+    for (r = 0; r < ROUNDS; r++) {
+        t_lock_t l[2];
+        int k = r % 2, w;
+
+        t_lock_init_lease(&l[0], a, p, 1);
+        t_lock_init_lease(&l[1], b, p, 2);
+        ASSERT_RC(zkl_lock_acquire(l[k].lk, -1), ZKL_OK);
+        ASSERT_RC(zkl_lock_acquire(l[1 - k].lk, -1), ZKL_OK);
+        ASSERT(WAIT_FOR(l[0].n > 0 && l[1].n > 0, 10000));
+        t_run_for(100);
+        ASSERT_EQ(l[0].n + l[1].n, 2);
+        ASSERT_EQ(l[0].acquired + l[1].acquired, 1);
+        w = l[0].acquired ? 0 : 1;
+        firsts[w]++;
+        ASSERT_RC(l[1 - w].last_status, ZKL_ELIMIT);
+        ASSERT_EQ(zkl_lease_recorded_limit(l[1 - w].lk), w + 1);
+        ASSERT(record_is(p, w + 1));
+        release(&l[w]);
+        ASSERT(WAIT_FOR(zkl_client_pending(a) == 0 &&
+                            zkl_client_pending(b) == 0, 5000));
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+        zkl_lock_free(l[0].lk);
+        zkl_lock_free(l[1].lk);
+    }
+    printf("sem race: limit 1 first %d times, limit 2 first %d times\n",
+           firsts[0], firsts[1]);
+    zkl_client_free(a);
+    zkl_client_free(b);
+}
+
+/* Data in the path node that is not a record (someone else's: Curator
+ * itself leaves the node empty) is left alone, and there is no check:
+ * both limits hold side by side, as with Curator. */
+TEST(sem_foreign_path_data_left_alone)
+{
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    const char *foreign[] = {"curator-owned", "zklock:max_leases=",
+                             "zklock:max_leases=07",
+                             "zklock:max_leases=10001",
+                             "zklock:max_leases=2x", "\0\0\0\2"};
+    char buf[64];
+    size_t i;
+
+    (void)t_zk_create_as(NULL, "/zkl-test", 0); /* may exist */
+    ASSERT_EQ(t_zk_create_as(NULL, p, 0), ZOK);
+    for (i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
+        int len = i == 5 ? 4 : (int)strlen(foreign[i]);
+        t_lock_t h, x;
+
+        ASSERT_EQ(t_zk_set(p, foreign[i], len), ZOK);
+        t_lock_init_lease(&h, a, p, 2);
+        t_lock_init_lease(&x, b, p, 3);
+        ASSERT(take(&h, -1));
+        ASSERT(take(&x, -1));
+        ASSERT_EQ(zkl_lease_recorded_limit(x.lk), 0);
+        ASSERT_EQ(t_zk_data(p, buf, sizeof buf), len);
+        ASSERT(memcmp(buf, foreign[i], (size_t)len) == 0);
+        release(&h);
+        release(&x);
+        zkl_lock_free(h.lk);
+        zkl_lock_free(x.lk);
+    }
+    zkl_client_free(a);
+    zkl_client_free(b);
+}
+
+/* Holders that leave no record (a count node's, as Curator's leave
+ * none) have a limit nobody knows: any limit may join them, and the
+ * record is written only once nobody else holds. */
+TEST(sem_holders_without_record_take_any_limit)
+{
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    const char *cnt = t_path("count");
+    t_lock_t h, x;
+
+    t_lock_init_lease(&h, a, p, 2);
+    ASSERT_RC(zkl_lease_set_count(h.lk, cnt), ZKL_OK);
+    t_lock_init_lease(&x, b, p, 3);
+    ASSERT(take(&h, -1));
+    ASSERT(record_is(p, 0));
+    ASSERT_EQ(zkl_lease_recorded_limit(h.lk), 0);
+    ASSERT(take(&x, -1));
+    ASSERT(record_is(p, 0));
+    release(&x);
+    release(&h);
+    ASSERT(take(&x, -1));
+    ASSERT(record_is(p, 3));
+    release(&x);
+    /* A count node's acquire neither reads nor writes the record. */
+    ASSERT(take(&h, -1));
+    ASSERT_EQ(zkl_lease_recorded_limit(h.lk), 0);
+    ASSERT(record_is(p, 3));
+    release(&h);
+    zkl_lock_free(h.lk);
+    zkl_lock_free(x.lk);
+    zkl_client_free(a);
+    zkl_client_free(b);
+    ASSERT_EQ(t_zk_delete(cnt), ZOK);
+}
