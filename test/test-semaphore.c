@@ -5,7 +5,12 @@
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
+#include "faultproxy.h"
 #include "harness.h"
+#include "interpose.h"
+
+/* jute's op code of setData: the record's write. */
+#define OP_SETDATA 5
 
 static const char *sub(const char *p, const char *child)
 {
@@ -718,4 +723,195 @@ TEST(sem_holders_without_record_take_any_limit)
     zkl_client_free(a);
     zkl_client_free(b);
     ASSERT_EQ(t_zk_delete(cnt), ZOK);
+}
+
+/* The record's write, done by the server and its reply lost (or cut
+ * before the server saw it): the read after reconnecting tells which,
+ * and the acquire goes on to its grant; no lease, no mutex node left,
+ * and the record there for the next acquirer. */
+TEST(sem_record_write_reply_lost)
+{
+    fp_t *fp = fp_new(t_base, t_port());
+    zkl_client_t *x, *b = t_client(t_hosts(), 10000, NULL);
+    fp_fault_t faults[] = {FP_LOSE, FP_CUT};
+    size_t i;
+
+    ASSERT(fp != NULL);
+    x = t_client(fp_hosts(fp), 10000, NULL);
+    for (i = 0; i < 2; i++) {
+        const char *p = t_path(i == 0 ? "lose" : "cut");
+        int fired = fp_fired(fp);
+        t_lock_t h, y;
+
+        t_lock_init_lease(&h, x, p, 2);
+        t_lock_init_lease(&y, b, p, 3);
+        fp_arm(fp, OP_SETDATA, faults[i], 50);
+        ASSERT(take(&h, -1));
+        ASSERT_EQ(fp_fired(fp), fired + 1);
+        ASSERT(record_is(p, 2));
+        ASSERT_EQ(zkl_lease_recorded_limit(h.lk), 2);
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 1);
+        ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+        ASSERT(!take(&y, -1));
+        ASSERT_RC(y.last_status, ZKL_ELIMIT);
+        release(&h);
+        ASSERT(WAIT_FOR(zkl_client_pending(x) == 0 &&
+                            zkl_client_pending(b) == 0, 5000));
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+        zkl_lock_free(h.lk);
+        zkl_lock_free(y.lk);
+    }
+    zkl_client_free(x);
+    zkl_client_free(b);
+    fp_free(fp);
+}
+
+/* Every answer the record's read or write can get: the server did the
+ * request and its reply says otherwise (the fault proxy rewrites it).
+ * Whatever the code, the acquire is granted and leaves nothing behind;
+ * the record is there when the write was done (each write below was),
+ * and a refused read turns the check off for that acquire (nothing
+ * written). */
+TEST(sem_record_answers_each_code)
+{
+    /* recorded: the record afterwards; seen: what the acquire knows of
+     * it (nothing when the write was refused: the check went off). */
+    static const struct {
+        int op, err, recorded, seen;
+    } k[] = {
+        {OP_SETDATA, ZBADVERSION, 2, 2},
+        {OP_SETDATA, ZNONODE, 2, 2},
+        {OP_SETDATA, ZNOAUTH, 2, 0},
+        {OP_SETDATA, ZCONNECTIONLOSS, 2, 2},
+        {OP_SETDATA, ZSESSIONMOVED, 2, 2},
+        {OP_SETDATA, ZTHROTTLEDOP, 2, 2},
+        {OP_SETDATA, -125 /* quota */, 2, 0},
+        {OP_SETDATA, -200 /* unknown */, 2, 2},
+        {OP_SETDATA, ZBADARGUMENTS, 2, 0},
+        {FP_OP_GETDATA, ZNOAUTH, 0, 0},
+        {FP_OP_GETDATA, ZNONODE, 2, 2},
+        {FP_OP_GETDATA, ZCONNECTIONLOSS, 2, 2},
+        {FP_OP_GETDATA, ZSESSIONMOVED, 2, 2},
+        {FP_OP_GETDATA, ZTHROTTLEDOP, 2, 2},
+        {FP_OP_GETDATA, -200, 2, 2},
+    };
+    fp_t *fp = fp_new(t_base, t_port());
+    zkl_client_t *x, *b = t_client(t_hosts(), 10000, NULL);
+    size_t i;
+
+    ASSERT(fp != NULL);
+    x = t_client(fp_hosts(fp), 10000, NULL);
+    for (i = 0; i < sizeof k / sizeof k[0]; i++) {
+        char suffix[32];
+        const char *p;
+        int fired = fp_fired(fp);
+        t_lock_t h, y;
+
+        snprintf(suffix, sizeof suffix, "%d-%d", k[i].op, -k[i].err);
+        p = t_path(suffix);
+        t_lock_init_lease(&h, x, p, 2);
+        t_lock_init_lease(&y, b, p, 3);
+        /* The read is the first of the path's reads, and its only one
+         * at this point (the mutex of a fresh path is granted on the
+         * create's answer). */
+        fp_arm_recode(fp, k[i].op, k[i].err);
+        fp_arm_path(fp, k[i].op, FP_RECODE, 1, p);
+        if (!take(&h, 20000))
+            FAILF("op %d code %d: %s", k[i].op, k[i].err,
+                  zkl_err_name(h.last_status));
+        ASSERT_EQ(fp_fired(fp), fired + 1);
+        ASSERT(record_is(p, k[i].recorded));
+        ASSERT_EQ(zkl_lease_recorded_limit(h.lk), k[i].seen);
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 1);
+        ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+        if (k[i].recorded != 0) {
+            ASSERT(!take(&y, 0));
+            ASSERT_RC(y.last_status, ZKL_ELIMIT);
+        }
+        release(&h);
+        ASSERT(WAIT_FOR(zkl_client_pending(x) == 0 &&
+                            zkl_client_pending(b) == 0, 10000));
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+        zkl_lock_free(h.lk);
+        zkl_lock_free(y.lk);
+    }
+    zkl_client_free(x);
+    zkl_client_free(b);
+    fp_free(fp);
+}
+
+/* The ZooKeeper client says it could not queue the record's read or
+ * write (ZMARSHALLINGERROR) after it had queued its completion (see
+ * lib/fence.c): the completion still runs, into a record that must not
+ * have been freed, and the acquire goes on once the fence settles. */
+TEST(sem_record_request_of_unknown_fate)
+{
+    zkl_client_t *c = t_client(t_hosts(), 10000, NULL);
+    const char *fns[] = {"zoo_aget", "zoo_aset"};
+    size_t i;
+
+    for (i = 0; i < 2; i++) {
+        const char *p = t_path(fns[i]);
+        int maybes = t_maybes();
+        t_lock_t h;
+
+        t_lock_init_lease(&h, c, p, 2);
+        t_maybe_next(fns[i]);
+        ASSERT(take(&h, -1));
+        ASSERT_EQ(t_maybes(), maybes + 1);
+        ASSERT_EQ(t_stats(c).fences, i + 1);
+        ASSERT(record_is(p, 2));
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 1);
+        release(&h);
+        ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+        ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+        zkl_lock_free(h.lk);
+    }
+    zkl_client_free(c);
+}
+
+/* An acquire cancelled, or its client freed, while the record's write
+ * is in flight (its reply held back): answered once, nothing left; the
+ * write's late answer finds nothing freed under it. (The proxy runs on
+ * this loop, which zkl_client_free() does not run: the close never
+ * reaches the server, whose session timeout then ends the nodes.) */
+TEST(sem_cancel_and_free_while_the_record_write_is_in_flight)
+{
+    fp_t *fp = fp_new(t_base, t_port());
+    zkl_client_t *x;
+    int i;
+
+    ASSERT(fp != NULL);
+    for (i = 0; i < 2; i++) {
+        const char *p = t_path(i == 0 ? "cancel" : "free");
+        int fired = fp_fired(fp);
+        t_lock_t h;
+
+        x = t_client(fp_hosts(fp), 2000, NULL);
+        t_lock_init_lease(&h, x, p, 2);
+        fp_arm(fp, OP_SETDATA, FP_DELAY, 1000);
+        ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
+        ASSERT(WAIT_FOR(fp_fired(fp) > fired, 5000));
+        t_run_for(50);
+        ASSERT_EQ(h.n, 0); /* not granted before the write's answer */
+        if (i == 0) {
+            ASSERT_RC(zkl_lock_cancel(h.lk), ZKL_OK);
+            ASSERT(t_run_until(&h.failed, 5000));
+            ASSERT_RC(h.last_status, ZKL_ECANCELED);
+            ASSERT(WAIT_FOR(zkl_client_pending(x) == 0, 5000));
+            t_run_for(1200); /* the write's answer comes */
+            ASSERT_EQ(h.n, 1);
+        } else {
+            zkl_client_free(x);
+            x = NULL;
+            ASSERT_EQ(h.n, 1);
+            ASSERT_RC(h.last_status, ZKL_ECLOSED);
+        }
+        ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 0, 10000), 0);
+        ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+        zkl_lock_free(h.lk);
+        zkl_client_free(x);
+    }
+    fp_free(fp);
 }
