@@ -47,6 +47,13 @@ static void on_event(struct run *r, zkl_lock_event_t ev, int status)
             finish(r, EXIT_USAGE);
             break;
         }
+        if (status == ZKL_ELIMIT) {
+            fprintf(stderr, "%s: %s: the semaphore's holders use -L %d, "
+                    "not -L %d\n", prog, r->what,
+                    zkl_lease_recorded_limit(r->lk), zkl_lease_limit(r->lk));
+            finish(r, EXIT_REFUSED);
+            break;
+        }
         if (status == ZKL_ELOCKED && r->elect)
             fprintf(stderr, "%s: %s has another leader\n", prog, r->what);
         else if (status == ZKL_ELOCKED && r->m != NULL)
