@@ -225,6 +225,10 @@ typedef enum zkl_conn_event {
 typedef void (*zkl_conn_cb)(zkl_client_t *c, zkl_conn_event_t ev,
                             void *arg);
 
+/* Name of a connection event, for logs ("ZKL_CONN_EXPIRED"); never
+ * NULL, static storage; "ZKL_CONN_?" for a value that is none. */
+ZKL_EXTERN const char *zkl_conn_event_name(zkl_conn_event_t ev);
+
 /* Options are a builder: create, set, pass to zkl_client_new() (which
  * copies what it needs), free. Owner: the caller. */
 ZKL_EXTERN int zkl_options_new(zkl_options_t **out);
@@ -521,6 +525,10 @@ typedef enum zkl_lock_event {
 typedef void (*zkl_lock_cb)(zkl_lock_t *lk, zkl_lock_event_t ev,
                             int status, void *arg);
 
+/* Name of a lock event, for logs ("ZKL_LOCK_ACQUIRED"); never NULL,
+ * static storage; "ZKL_LOCK_?" for a value that is none. */
+ZKL_EXTERN const char *zkl_lock_event_name(zkl_lock_event_t ev);
+
 /* Creates a lock handle for path (a ZooKeeper node that holds one child
  * per contender; created with its parents on demand, as CONTAINER nodes
  * that the server removes once empty). Owner: the caller, freed by
@@ -755,6 +763,9 @@ typedef enum zkl_lock_state {
 
 /* Where the handle stands; ZKL_STATE_IDLE for NULL or a closed client. */
 ZKL_EXTERN zkl_lock_state_t zkl_lock_state(const zkl_lock_t *lk);
+/* Name of a state, for logs ("ZKL_STATE_QUEUED"); never NULL, static
+ * storage; "ZKL_STATE_?" for a value that is none. */
+ZKL_EXTERN const char *zkl_lock_state_name(zkl_lock_state_t st);
 
 /* Fencing token of the current hold: the czxid of the lock node. Grants
  * on one lock path go in node creation order, so the tokens of one path

@@ -1,6 +1,7 @@
 /* Every test, in the order the runner runs them: T(name, time limit s). */
 T(version, 5)
 T(strerror_all_codes, 5)
+T(event_and_state_names, 5)
 T(path_validation, 5)
 T(bad_args_options_client, 10)
 T(bad_args_lock, 20)
