@@ -613,8 +613,9 @@ ZKL_EXTERN int zkl_rwlock_new(zkl_lock_t **read_out, zkl_lock_t **write_out,
  * which), at once, its node deleted and path/locks given back. So a new
  * limit takes effect once every holder of the old one has left (a count
  * node changes a limit while it is held). Curator participants neither
- * read nor write the record: among them it checks zklock's acquirers
- * only. Data that is not a record (someone else's) is never
+ * read nor write the record, so beside them it checks only zklock's
+ * acquirers, against the limit of the latest one that found no other
+ * lease. Data that is not a record (someone else's) is never
  * overwritten, and turns the check off, as does a path node zklock may
  * not read or write (logged). It costs a read per acquire, sent with
  * the lease's create, and a write (one round trip) when the record

@@ -34,6 +34,7 @@
  * holder reads after that, so it sees the record. Data that is not a
  * record (someone else's) is never overwritten: the check is off for
  * that semaphore. An acquire with a count node has no record. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -992,27 +993,25 @@ static int rec_sent(zkl__sem_t *g, int rc, int flying)
     return 1;
 }
 
-/* A request the ZooKeeper client refused: again once the new handle is
- * there, or the acquire goes on without the check. */
-static void rec_unsent(zkl__sem_t *g, const char *what, int rc)
+/* A request the ZooKeeper client refused: 1 when it is to be sent again
+ * once the new handle is there; else the acquire goes on without the
+ * check. */
+static int rec_unsent(zkl__sem_t *g, const char *what, int rc)
 {
     if (zkl__rc_class(rc) == ZKL__RC_GONE) {
         g->c->sem_work = 1; /* the session handling brings a new handle */
-        return;
+        return 1;
     }
     rec_off(g, what, rc);
-    if (!strcmp(what, "read"))
-        sem_relist(g);
-    else
-        rec_settled(g);
+    return 0;
 }
 
 static void rec_read(zkl__sem_t *g)
 {
     int rc = zoo_aget(g->c->zh, g->members[0]->path, 0, rec_read_done, g);
 
-    if (!rec_sent(g, rc, ZKL__REC_READING))
-        rec_unsent(g, "read", rc);
+    if (!rec_sent(g, rc, ZKL__REC_READING) && !rec_unsent(g, "read", rc))
+        sem_relist(g); /* the leases that waited for it look again */
 }
 
 static void rec_write(zkl__sem_t *g)
@@ -1022,8 +1021,8 @@ static void rec_write(zkl__sem_t *g)
     int rc = zoo_aset(g->c->zh, g->members[0]->path, buf, len,
                       g->rec_version, rec_write_done, g);
 
-    if (!rec_sent(g, rc, ZKL__REC_WRITING))
-        rec_unsent(g, "write", rc);
+    if (!rec_sent(g, rc, ZKL__REC_WRITING) && !rec_unsent(g, "write", rc))
+        rec_settled(g);
 }
 
 /* From the step loop: the count reads that are due, when connected. */
