@@ -727,25 +727,34 @@ TEST(sem_holders_without_record_take_any_limit)
 
 /* The record's write, done by the server and its reply lost (or cut
  * before the server saw it): the read after reconnecting tells which,
- * and the acquire goes on to its grant; no lease, no mutex node left,
- * and the record there for the next acquirer. */
-TEST(sem_record_write_reply_lost)
+ * and the acquire goes on to its grant; the same with the read's reply
+ * lost or cut. No lease, no mutex node left over, and the record there
+ * for the next acquirer. */
+TEST(sem_record_reply_lost)
 {
+    static const struct {
+        int op;
+        fp_fault_t fault;
+        const char *name;
+    } k[] = {{OP_SETDATA, FP_LOSE, "write-lose"},
+             {OP_SETDATA, FP_CUT, "write-cut"},
+             {FP_OP_GETDATA, FP_LOSE, "read-lose"},
+             {FP_OP_GETDATA, FP_CUT, "read-cut"}};
     fp_t *fp = fp_new(t_base, t_port());
     zkl_client_t *x, *b = t_client(t_hosts(), 10000, NULL);
-    fp_fault_t faults[] = {FP_LOSE, FP_CUT};
     size_t i;
 
     ASSERT(fp != NULL);
     x = t_client(fp_hosts(fp), 10000, NULL);
-    for (i = 0; i < 2; i++) {
-        const char *p = t_path(i == 0 ? "lose" : "cut");
+    for (i = 0; i < sizeof k / sizeof k[0]; i++) {
+        const char *p = t_path(k[i].name);
         int fired = fp_fired(fp);
         t_lock_t h, y;
 
         t_lock_init_lease(&h, x, p, 2);
         t_lock_init_lease(&y, b, p, 3);
-        fp_arm(fp, OP_SETDATA, faults[i], 50);
+        /* The path's first read is the record's (see below). */
+        fp_arm_path(fp, k[i].op, k[i].fault, 50, p);
         ASSERT(take(&h, -1));
         ASSERT_EQ(fp_fired(fp), fired + 1);
         ASSERT(record_is(p, 2));
@@ -811,9 +820,8 @@ TEST(sem_record_answers_each_code)
         p = t_path(suffix);
         t_lock_init_lease(&h, x, p, 2);
         t_lock_init_lease(&y, b, p, 3);
-        /* The read is the first of the path's reads, and its only one
-         * at this point (the mutex of a fresh path is granted on the
-         * create's answer). */
+        /* The record's read is the first of the path's reads (the
+         * mutex of a fresh path is granted on its create's answer). */
         fp_arm_recode(fp, k[i].op, k[i].err);
         fp_arm_path(fp, k[i].op, FP_RECODE, 1, p);
         if (!take(&h, 20000))
