@@ -64,8 +64,8 @@ static void waiter_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         b_acquired++;
         zkl_lock_release(lk);
     } else if (ev == ZKL_LOCK_FAILED || ev == ZKL_LOCK_LOST) {
-        bench_fail("waiter %ld on %s: event %d: %s", i, zkl_lock_path(lk),
-                   (int)ev, zkl_strerror(status));
+        bench_fail("waiter %ld on %s: %s: %s", i, zkl_lock_path(lk),
+                   zkl_lock_event_name(ev), zkl_strerror(status));
     }
 }
 

@@ -17,7 +17,7 @@ static void count_failure(zkl_lock_t *lk, zkl_lock_event_t ev, int status)
 {
     if (ev == ZKL_LOCK_FAILED || ev == ZKL_LOCK_LOST) {
         f_failures++;
-        note("%s: event %d: %s", zkl_lock_path(lk), (int)ev,
+        note("%s: %s: %s", zkl_lock_path(lk), zkl_lock_event_name(ev),
              zkl_strerror(status));
     }
 }

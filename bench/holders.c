@@ -37,8 +37,8 @@ static void hold_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     if (ev == ZKL_LOCK_ACQUIRED)
         held++;
     else if (ev == ZKL_LOCK_FAILED || ev == ZKL_LOCK_LOST)
-        bench_fail("holder process: %s: event %d: %s", zkl_lock_path(lk),
-                   (int)ev, zkl_strerror(status));
+        bench_fail("holder process: %s: %s: %s", zkl_lock_path(lk),
+                   zkl_lock_event_name(ev), zkl_strerror(status));
 }
 
 const char *bench_holders_path(int pid, const char *what, long i)

@@ -40,8 +40,8 @@ static void cycle_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         /* No scenario expects one: the run fails with the reason, at
          * once, instead of waiting for what can no longer come. */
         failures++;
-        bench_fail("lock %s: event %d: %s", zkl_lock_path(cy->lk), (int)ev,
-                   zkl_strerror(status));
+        bench_fail("lock %s: %s: %s", zkl_lock_path(cy->lk),
+                   zkl_lock_event_name(ev), zkl_strerror(status));
     }
     cy->on_event(cy, ev, status);
 }

@@ -84,7 +84,8 @@ static void multi_cb(zkl_multi_t *m, zkl_lock_event_t ev, int status,
         m_released++;
         break;
     default:
-        note("multilock: event %d: %s", (int)ev, zkl_strerror(status));
+        note("multilock: %s: %s", zkl_lock_event_name(ev),
+             zkl_strerror(status));
         break;
     }
 }

@@ -29,7 +29,7 @@ static void worker_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         zkl_lock_release(lk);
     } else if (ev == ZKL_LOCK_FAILED || ev == ZKL_LOCK_LOST) {
         w_failures++;
-        note("worker %d: lock event %d: %s", (int)getpid(), (int)ev,
+        note("worker %d: %s: %s", (int)getpid(), zkl_lock_event_name(ev),
              zkl_strerror(status));
     }
 }

@@ -48,7 +48,7 @@ static void conn_cb(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
     if (ev == ZKL_CONN_CONNECTED)
         connected++;
     else
-        fprintf(stderr, "demo: connection event %d\n", (int)ev);
+        fprintf(stderr, "demo: %s\n", zkl_conn_event_name(ev));
 }
 
 static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
@@ -71,7 +71,7 @@ static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         break;
     default:
         s->other++;
-        fprintf(stderr, "demo: lock event %d: %s\n", (int)ev,
+        fprintf(stderr, "demo: %s: %s\n", zkl_lock_event_name(ev),
                 zkl_strerror(status));
         break;
     }

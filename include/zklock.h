@@ -101,7 +101,9 @@ extern "C" {
                       "(or the write): nothing was created")               \
     XX(ETHROTTLED, -1031, "the ZooKeeper server is overloaded and did "    \
                           "not do the request (throttled); nothing was "   \
-                          "written, try again later")
+                          "written, try again later")                      \
+    XX(ELIMIT, -1032, "the semaphore's current holders use another "       \
+                      "limit (max_leases)")
 /* -1018 and -1019 were ZKL_ENOLOOP and ZKL_ERECURSIVE, never returned;
  * they stay unused. */
 
@@ -229,6 +231,10 @@ typedef enum zkl_conn_event {
 
 typedef void (*zkl_conn_cb)(zkl_client_t *c, zkl_conn_event_t ev,
                             void *arg);
+
+/* Name of a connection event, for logs ("ZKL_CONN_EXPIRED"); never
+ * NULL, static storage; "ZKL_CONN_?" for a value that is none. */
+ZKL_EXTERN const char *zkl_conn_event_name(zkl_conn_event_t ev);
 
 /* Options are a builder: create, set, pass to zkl_client_new() (which
  * copies what it needs), free. Owner: the caller. */
@@ -471,6 +477,7 @@ typedef enum zkl_lock_event {
      * ZKL_ENOMEM (the ZooKeeper client could not build a request),
      * ZKL_EQUOTA (a hard quota on the lock path refused the node),
      * ZKL_ETHROTTLED (try-lock only: the server was throttling),
+     * ZKL_ECOUNT and ZKL_ELIMIT (leases: see zkl_lease_new()),
      * ZKL_EZK (another definite refusal by the server; see the log).
      * Connection trouble of any kind is not a failure: the acquire waits
      * through it, and through a server that throttles (new requests
@@ -537,6 +544,10 @@ typedef enum zkl_lock_event {
 
 typedef void (*zkl_lock_cb)(zkl_lock_t *lk, zkl_lock_event_t ev,
                             int status, void *arg);
+
+/* Name of a lock event, for logs ("ZKL_LOCK_ACQUIRED"); never NULL,
+ * static storage; "ZKL_LOCK_?" for a value that is none. */
+ZKL_EXTERN const char *zkl_lock_event_name(zkl_lock_event_t ev);
 
 /* Creates a lock handle for path (a ZooKeeper node that holds one child
  * per contender; created with its parents on demand, as CONTAINER nodes
@@ -612,7 +623,23 @@ ZKL_EXTERN int zkl_rwlock_new(zkl_lock_t **read_out, zkl_lock_t **write_out,
  * whoever is adding a lease holds, and one EPHEMERAL_SEQUENTIAL node per
  * lease under path/leases ("_c_<uuid>-lease-<seq>"), granted when the
  * leases number at most max_leases. Every participant must use the same
- * limit (or the same count node: zkl_lease_set_count()). A lease is a
+ * limit (or the same count node: zkl_lease_set_count()). Curator checks
+ * nothing; zklock records the limit of the current holders in the path
+ * node's data ("zklock:max_leases=N"; Curator creates it empty and never
+ * reads it), read and written only by the acquire that holds
+ * path/locks: one that finds no lease but its own writes its limit
+ * before it is granted; one that finds others fails with ZKL_ELIMIT if
+ * the record names another limit (zkl_lease_recorded_limit() says
+ * which), at once, its node deleted and path/locks given back. So a new
+ * limit takes effect once every holder of the old one has left (a count
+ * node changes a limit while it is held). Curator participants neither
+ * read nor write the record, so beside them it checks only zklock's
+ * acquirers, against the limit of the latest one that found no other
+ * lease. Data that is not a record (someone else's) is never
+ * overwritten, and turns the check off, as does a path node zklock may
+ * not read or write (logged). It costs a read per acquire, sent with
+ * the lease's create, and a write (one round trip) when the record
+ * changes. There is no record with a count node. A lease is a
  * lock handle of kind ZKL_KIND_LEASE: zkl_lock_acquire(), _cancel(),
  * _release(), _free(), _set_data() and the events work as for a mutex;
  * zkl_lock_token() gives the lease node's czxid, unique but not an
@@ -655,6 +682,17 @@ ZKL_EXTERN int zkl_lease_set_count(zkl_lock_t *lease,
  * ZKL_ECLOSED, ZKL_ENOMEM, ZKL_EAUTH. */
 ZKL_EXTERN int zkl_lease_acquire_all(zkl_lock_t *const *leases, size_t n,
                                      long timeout_ms);
+
+/* The limit the lease handle was made with (max_leases); 0 for NULL or
+ * a handle that is not a lease. */
+ZKL_EXTERN int zkl_lease_limit(const zkl_lock_t *lease);
+
+/* The limit the semaphore's record held when the handle's latest
+ * acquire read it: after ZKL_LOCK_FAILED / ZKL_ELIMIT, the limit its
+ * holders use. 0 when there was no record (or data that is not one),
+ * the acquire had a count node or has not read the record yet, and for
+ * NULL or a handle that is not a lease. */
+ZKL_EXTERN int zkl_lease_recorded_limit(const zkl_lock_t *lease);
 
 /* The handle's kind (ZKL_KIND_MUTEX for NULL). */
 ZKL_EXTERN zkl_lock_kind_t zkl_lock_kind(const zkl_lock_t *lk);
@@ -746,6 +784,9 @@ typedef enum zkl_lock_state {
 
 /* Where the handle stands; ZKL_STATE_IDLE for NULL or a closed client. */
 ZKL_EXTERN zkl_lock_state_t zkl_lock_state(const zkl_lock_t *lk);
+/* Name of a state, for logs ("ZKL_STATE_QUEUED"); never NULL, static
+ * storage; "ZKL_STATE_?" for a value that is none. */
+ZKL_EXTERN const char *zkl_lock_state_name(zkl_lock_state_t st);
 
 /* Fencing token of the current hold: the czxid of the lock node. Grants
  * on one lock path go in node creation order, so the tokens of one path

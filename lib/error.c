@@ -1,4 +1,5 @@
-/* Error texts, generated from the one table in zklock.h. */
+/* Names and texts for messages and logs: the error codes' (generated
+ * from the one table in zklock.h), the events' and the states'. */
 #include "internal.h"
 
 const char *zkl_strerror(int err)
@@ -29,6 +30,52 @@ const char *zkl_err_name(int err)
     }
     return "ZKL_UNKNOWN";
 }
+
+/* No default in the switches below: -Wswitch flags an event or state
+ * added to zklock.h without its name. */
+#define ZKL__NAME(sym) \
+    case sym:          \
+        return #sym;
+
+const char *zkl_lock_event_name(zkl_lock_event_t ev)
+{
+    switch (ev) {
+        ZKL__NAME(ZKL_LOCK_ACQUIRED)
+        ZKL__NAME(ZKL_LOCK_FAILED)
+        ZKL__NAME(ZKL_LOCK_SUSPENDED)
+        ZKL__NAME(ZKL_LOCK_RESTORED)
+        ZKL__NAME(ZKL_LOCK_LOST)
+        ZKL__NAME(ZKL_LOCK_RELEASED)
+        ZKL__NAME(ZKL_LOCK_REVOKE_REQUESTED)
+        ZKL__NAME(ZKL_LOCK_QUEUED)
+    }
+    return "ZKL_LOCK_?";
+}
+
+const char *zkl_conn_event_name(zkl_conn_event_t ev)
+{
+    switch (ev) {
+        ZKL__NAME(ZKL_CONN_CONNECTED)
+        ZKL__NAME(ZKL_CONN_SUSPENDED)
+        ZKL__NAME(ZKL_CONN_RECONNECTED)
+        ZKL__NAME(ZKL_CONN_EXPIRED)
+        ZKL__NAME(ZKL_CONN_AUTH_FAILED)
+    }
+    return "ZKL_CONN_?";
+}
+
+const char *zkl_lock_state_name(zkl_lock_state_t st)
+{
+    switch (st) {
+        ZKL__NAME(ZKL_STATE_IDLE)
+        ZKL__NAME(ZKL_STATE_ACQUIRING)
+        ZKL__NAME(ZKL_STATE_QUEUED)
+        ZKL__NAME(ZKL_STATE_HELD)
+        ZKL__NAME(ZKL_STATE_RELEASING)
+    }
+    return "ZKL_STATE_?";
+}
+#undef ZKL__NAME
 
 /* Every ZooKeeper result, in one place. Only a definite refusal may end
  * an attempt with an error; anything that leaves the outcome unknown is

@@ -342,7 +342,23 @@ typedef struct zkl__semconf {
                                  node's seed */
     char *count_path;         /* owned, or NULL */
     zkl__sem_t *grp;          /* the acquire it is part of, or NULL */
+    int seen;                 /* the limit record its latest acquire
+                                 read (zkl_lease_recorded_limit) */
 } zkl__semconf_t;
+
+/* Where an acquire stands with the semaphore's limit record (the path
+ * node's data, see semaphore.c). At most one record request is in
+ * flight at a time. */
+enum zkl__rec {
+    ZKL__REC_OFF,     /* no check: a count node, or the record cannot
+                         be read or written here */
+    ZKL__REC_NONE,    /* waiting for the semaphore's mutex */
+    ZKL__REC_READ,    /* a read is due */
+    ZKL__REC_READING, /* the read is in flight */
+    ZKL__REC_KNOWN,   /* rec and rec_version as read (or written) */
+    ZKL__REC_WRITE,   /* a write of our limit is due */
+    ZKL__REC_WRITING  /* the write is in flight */
+};
 
 /* One zkl_lease_acquire_all(): owned by the client (on c->sems) from the
  * call until every lease is granted or failed, then until no count read
@@ -355,8 +371,16 @@ struct zkl__sem {
     char *count_path;         /* owned copy, or NULL */
     uint64_t deadline;        /* monotonic ms, 0 = none */
     int max;                  /* the limit as last known */
-    unsigned inflight;        /* count node requests carrying it */
+    unsigned inflight;        /* count node and record requests
+                                 carrying it (and fence pins) */
     uint8_t max_known, ok, done, trylock, count_wanted, rounds;
+    uint8_t rec_state;        /* enum zkl__rec */
+    uint8_t rec_out;          /* the record request in flight: 0 or 1 */
+    uint8_t rec_rounds;       /* ZNONODE answers to record requests */
+    int rec;                  /* the record: a limit, 0 none, -1 data
+                                 that is not a record */
+    int32_t rec_version;      /* the path node's data version */
+    uint64_t rec_sent_at;     /* monotonic ms: the request in flight */
     size_t n;
     zkl_lock_t *members[];    /* borrowed */
 };

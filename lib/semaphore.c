@@ -18,7 +18,23 @@
  * The lease nodes are ordinary attempts (attempt.c, kind LEASE): create
  * with uuid recovery, duplicates, grant, hold, guaranteed delete; the
  * attempt machine asks this file only whether a lease may create its
- * node now and, on each listing, whether the set may be granted. */
+ * node now and, on each listing, whether the set may be granted.
+ *
+ * The limit record. Curator stores no limit (every participant must
+ * agree), so a participant started with another limit would let more
+ * holders in than the others expect. zklock keeps the limit of the
+ * current holders in the path node's own data ("zklock:max_leases=N"),
+ * which Curator creates empty and never reads. Only the holder of the
+ * semaphore's mutex reads or writes it, so zklock acquirers never race
+ * on it: with the mutex held and the leases listed, an acquire that
+ * finds no lease but its own writes its limit (versioned: another
+ * writer makes it read again), one that finds others compares, and
+ * refuses (ZKL_ELIMIT) a record that names another limit. The mutex
+ * is given back only after the write's answer, and a later mutex
+ * holder reads after that, so it sees the record. Data that is not a
+ * record (someone else's) is never overwritten: the check is off for
+ * that semaphore. An acquire with a count node has no record. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,8 +46,13 @@
  * created, give up after this many rounds. */
 #define ZKL__COUNT_ROUNDS 20
 
+/* The limit record: this prefix, then the limit in decimal. */
+#define ZKL__REC_PREFIX "zklock:max_leases="
+
 static void sem_mutex_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
                          void *arg);
+static void rec_start(zkl__sem_t *g);
+static int rec_check(zkl__sem_t *g, const struct String_vector *sv);
 
 int zkl_lease_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
                   int max_leases, zkl_lock_cb cb, void *arg)
@@ -76,6 +97,16 @@ int zkl_lease_set_count(zkl_lock_t *lk, const char *count_path)
     zkl__free(lk->sem->count_path);
     lk->sem->count_path = copy;
     return ZKL_OK;
+}
+
+int zkl_lease_limit(const zkl_lock_t *lk)
+{
+    return lk != NULL && lk->sem != NULL ? lk->sem->max : 0;
+}
+
+int zkl_lease_recorded_limit(const zkl_lock_t *lk)
+{
+    return lk != NULL && lk->sem != NULL ? lk->sem->seen : 0;
 }
 
 static int same_semaphore(const zkl_lock_t *a, const zkl_lock_t *b)
@@ -206,6 +237,7 @@ int zkl_lease_acquire_all(zkl_lock_t *const *v, size_t n, long timeout_ms)
     g->max_known = v[0]->sem->count_path == NULL;
     g->deadline = timeout_ms > 0 ? zkl__now_ms() + (uint64_t)timeout_ms : 0;
     g->trylock = timeout_ms == 0;
+    g->rec_state = g->max_known ? ZKL__REC_NONE : ZKL__REC_OFF;
     rc = zkl__lock_new(&g->mutex, c, mpath, ZKL_KIND_MUTEX, sem_mutex_cb, g);
     zkl__free(mpath);
     if (rc == ZKL_OK && v[0]->sem->count_path != NULL &&
@@ -230,6 +262,7 @@ int zkl_lease_acquire_all(zkl_lock_t *const *v, size_t n, long timeout_ms)
     }
     for (i = 0; i < n; i++) {
         v[i]->sem->grp = g;
+        v[i]->sem->seen = 0;
         g->members[i] = v[i];
     }
     ZKL__PUSH(&c->sems, g);
@@ -315,6 +348,7 @@ static void sem_mutex_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         return;
     switch (ev) {
     case ZKL_LOCK_ACQUIRED:
+        rec_start(g);
         sem_relist(g);
         break;
     case ZKL_LOCK_FAILED:
@@ -325,6 +359,8 @@ static void sem_mutex_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
          * is lost (presumed expiry, a deletion by someone else), another
          * acquire may add its own, and ours would keep it waiting for
          * ever. Ours go, and come back once the mutex is ours again. */
+        if (g->rec_state != ZKL__REC_OFF)
+            g->rec_state = ZKL__REC_NONE; /* read again under the mutex */
         now = zkl__now_ms();
         left = g->deadline == 0      ? -1
                : g->deadline > now ? (long)(g->deadline - now)
@@ -393,6 +429,17 @@ void zkl__sem_decide(zkl__att_t *a, const struct String_vector *sv)
         zkl__att_after_reply(a, ZKL__NEXT_NOTHING);
         return;
     }
+    switch (rec_check(g, sv)) {
+    case 0:
+        break;
+    case 1: /* the record's answer wakes every lease */
+        zkl__att_after_reply(a, ZKL__NEXT_NOTHING);
+        return;
+    default: /* the whole set fails with it */
+        zkl__att_let_go(a, ZKL_LOCK_FAILED, ZKL_ELIMIT);
+        zkl__att_after_reply(a, ZKL__NEXT_NOTHING);
+        return;
+    }
     if (sv->count <= g->max) {
         if (all) {
             g->ok = 1;
@@ -441,6 +488,10 @@ void zkl__sem_step(zkl__att_t *a)
             zkl__att_schedule(a, ZKL__NEXT_LIST);
         return;
     }
+    /* The mutex goes with the grant: not before the record is written
+     * (its answer steps again; a read's answer lists again). */
+    if (g->rec_state != ZKL__REC_OFF && g->rec_state != ZKL__REC_KNOWN)
+        return;
     for (i = 0; i < g->n; i++) {
         zkl__att_t *m = g->members[i]->att;
 
@@ -666,6 +717,314 @@ static void count_read(zkl__sem_t *g)
     }
 }
 
+/* ---- the limit record (the path node's data) ---- */
+
+/* What data holds: a limit, 0 for none, -1 for data that is not a
+ * record (someone else's: never compared, never overwritten). */
+static int rec_parse(const char *value, int len)
+{
+    size_t plen = sizeof ZKL__REC_PREFIX - 1;
+    int i, v = 0;
+
+    if (value == NULL || len <= 0)
+        return 0;
+    if ((size_t)len <= plen || memcmp(value, ZKL__REC_PREFIX, plen) != 0 ||
+        value[plen] == '0' || (size_t)len - plen > 5)
+        return -1;
+    for (i = (int)plen; i < len; i++) {
+        if (value[i] < '0' || value[i] > '9')
+            return -1;
+        v = v * 10 + (value[i] - '0');
+    }
+    return v <= ZKL_LEASES_MAX ? v : -1;
+}
+
+/* The record is known (rec, rec_version): the leases are told what it
+ * holds. */
+static void rec_known(zkl__sem_t *g, int rec, int32_t version)
+{
+    size_t i;
+
+    g->rec_state = ZKL__REC_KNOWN;
+    g->rec = rec;
+    g->rec_version = version;
+    for (i = 0; i < g->n; i++)
+        g->members[i]->sem->seen = rec > 0 ? rec : 0;
+}
+
+/* The semaphore's mutex is ours: read the record (once the request
+ * still in flight, if any, is answered; an answer that finds the state
+ * moved on is dropped). */
+static void rec_start(zkl__sem_t *g)
+{
+    if (g->rec_state == ZKL__REC_OFF)
+        return;
+    g->rec_state = ZKL__REC_READ;
+    g->rec_rounds = 0;
+    g->c->sem_work = 1;
+}
+
+/* The check cannot be made here (an ACL, a node that keeps vanishing):
+ * the acquire goes on without it. */
+static void rec_off(zkl__sem_t *g, const char *what, int rc)
+{
+    ZKL_LOG(ZKL_LOG_WARN, "zklock: %s: %s of the limit record: %s; "
+            "acquiring without the check", g->members[0]->path, what,
+            zerror(rc));
+    g->rec_state = ZKL__REC_OFF;
+}
+
+/* Leases of the listing that are not the set's own (a node of the set
+ * is known by its uuid, whether or not its create has answered). */
+static int others_in(const zkl__sem_t *g, const struct String_vector *sv)
+{
+    int i, n = 0;
+    size_t j;
+
+    for (i = 0; i < sv->count; i++) {
+        for (j = 0; j < g->n; j++) {
+            zkl__att_t *m = g->members[j]->att;
+
+            if (m != NULL && strncmp(sv->data[i], zkl__att_name(m),
+                                     ZKL__PREFIX_LEN) == 0)
+                break;
+        }
+        if (j == g->n)
+            n++;
+    }
+    return n;
+}
+
+/* What the record says of a listing of the leases: go on (0), wait for
+ * the record's read (1), or refuse (-1). With nobody else there, our
+ * limit becomes the record (written before the grant: see sem_step). */
+static int rec_check(zkl__sem_t *g, const struct String_vector *sv)
+{
+    switch ((enum zkl__rec)g->rec_state) {
+    case ZKL__REC_OFF:
+    case ZKL__REC_WRITE:
+    case ZKL__REC_WRITING:
+        return 0;
+    case ZKL__REC_NONE:
+    case ZKL__REC_READ:
+    case ZKL__REC_READING:
+        return 1;
+    case ZKL__REC_KNOWN:
+        break;
+    }
+    if (g->rec < 0 || g->rec == g->max)
+        return 0;
+    if (others_in(g, sv) > 0) {
+        if (g->rec == 0)
+            return 0; /* holders of unknown limit (Curator's) */
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: %s: the semaphore's holders use "
+                "the limit %d, this acquire %d", g->members[0]->path,
+                g->rec, g->max);
+        return -1;
+    }
+    g->rec_state = ZKL__REC_WRITE;
+    g->c->sem_work = 1;
+    return 0;
+}
+
+/* The write is answered (or the check is off): a set that a listing
+ * found grantable meanwhile is granted now. */
+static void rec_settled(zkl__sem_t *g)
+{
+    size_t i;
+
+    if (!g->ok)
+        return; /* a listing still to come decides */
+    for (i = 0; i < g->n; i++) {
+        zkl__att_t *m = g->members[i]->att;
+
+        if (m != NULL && m->goal == ZKL__GOAL_ACQUIRE && idle(m)) {
+            zkl__att_schedule(m, ZKL__NEXT_SEM);
+            return;
+        }
+    }
+    /* Each is busy: its reply steps (sem_step). */
+}
+
+/* Every record answer starts here; 1 when g is gone, or when the
+ * answer is stale: the state moved on while it was in flight (the
+ * mutex lost or taken again), so what is due now is sent instead. */
+static int rec_answered(zkl__sem_t *g, int rc, int flying)
+{
+    zkl_client_t *c = g->c;
+
+    zkl__on_result(c, rc, g->rec_sent_at);
+    g->rec_out = 0;
+    if (count_answered(g))
+        return 1;
+    if (g->done || c->closing)
+        return 1;
+    if (g->rec_state != flying) {
+        if (g->rec_state == ZKL__REC_READ || g->rec_state == ZKL__REC_WRITE)
+            c->sem_work = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Connection trouble, another writer, a node that went: read again
+ * (once connected), which also tells whether a write landed. */
+static void rec_reread(zkl__sem_t *g)
+{
+    g->rec_state = ZKL__REC_READ;
+    g->c->sem_work = 1;
+}
+
+static void rec_read_done(int rc, const char *value, int len,
+                          const struct Stat *st, const void *data)
+{
+    zkl__sem_t *g = SEM(data);
+
+    if (rec_answered(g, rc, ZKL__REC_READING))
+        return;
+    if (rc == ZOK && (zkl__data_lost(value, len) || st == NULL))
+        rc = ZCONNECTIONLOSS; /* the client lost the answer: ask again */
+    switch (zkl__rc_class(rc)) {
+    case ZKL__RC_OK:
+        rec_known(g, rec_parse(value, len), st->version);
+        break;
+    case ZKL__RC_NONODE:
+        /* No node, no record; one made later starts at version 0, so a
+         * write of that version finds it as it is now. */
+        rec_known(g, 0, 0);
+        break;
+    case ZKL__RC_EXISTS:
+    case ZKL__RC_CONNLOSS:
+    case ZKL__RC_GONE:
+        rec_reread(g);
+        return;
+    case ZKL__RC_REFUSED:
+        rec_off(g, "read", rc);
+        break;
+    }
+    /* The leases that waited for it look again. */
+    sem_relist(g);
+}
+
+static void rec_write_done(int rc, const struct Stat *st, const void *data)
+{
+    zkl__sem_t *g = SEM(data);
+
+    if (rec_answered(g, rc, ZKL__REC_WRITING))
+        return;
+    if (rc == ZOK && st == NULL)
+        rc = ZCONNECTIONLOSS; /* written, surely, but read to know */
+    if (rc == ZBADVERSION) {
+        /* Someone else wrote since our read: what it says decides. */
+        rec_reread(g);
+        return;
+    }
+    switch (zkl__rc_class(rc)) {
+    case ZKL__RC_OK:
+        rec_known(g, g->max, st->version);
+        break;
+    case ZKL__RC_NONODE:
+        /* The path node went under our own leases: read again, but not
+         * for ever. */
+        if (++g->rec_rounds > ZKL__COUNT_ROUNDS)
+            rec_off(g, "write", rc);
+        else
+            rec_reread(g);
+        break;
+    case ZKL__RC_EXISTS:
+    case ZKL__RC_CONNLOSS:
+    case ZKL__RC_GONE:
+        rec_reread(g);
+        return;
+    case ZKL__RC_REFUSED: /* an ACL without write permission, a quota */
+        rec_off(g, "write", rc);
+        break;
+    }
+    if (g->rec_state == ZKL__REC_KNOWN || g->rec_state == ZKL__REC_OFF)
+        rec_settled(g);
+}
+
+/* A record request whose fate was unknown (fence.c), now settled: the
+ * pin goes, and the request too if its completion never came (nothing
+ * reached the server: read again, which tells what to do). */
+static void rec_resolve(zkl_client_t *c, void *rec, void *aux)
+{
+    zkl__sem_t *g = rec;
+
+    (void)aux;
+    g->inflight--;
+    if (g->rec_out > 0) {
+        g->rec_out = 0;
+        g->inflight--;
+        zkl__req_done(c);
+        if (!g->done && (g->rec_state == ZKL__REC_READING ||
+                         g->rec_state == ZKL__REC_WRITING))
+            g->rec_state = ZKL__REC_READ;
+    }
+    if (g->done && g->inflight == 0) {
+        sem_free(g);
+        return;
+    }
+    if (!g->done && !c->closing &&
+        (g->rec_state == ZKL__REC_READ || g->rec_state == ZKL__REC_WRITE))
+        c->sem_work = 1;
+}
+
+/* Counts a record request: 1 when the ZooKeeper client took it or may
+ * have (then pinned until rec_resolve()), in state flying; 0 when it
+ * refused it (rc says why). */
+static int rec_sent(zkl__sem_t *g, int rc, int flying)
+{
+    switch (zkl__fence_sent(g->c, rc, rec_resolve, g, NULL)) {
+    case ZKL__SENT:
+        g->inflight++;
+        break;
+    case ZKL__MAYBE:
+        g->inflight += 2;
+        break;
+    default:
+        return 0;
+    }
+    g->rec_out = 1;
+    g->rec_state = (uint8_t)flying;
+    g->rec_sent_at = zkl__now_ms();
+    zkl__req_sent(g->c);
+    g->c->stats.requests++;
+    return 1;
+}
+
+/* A request the ZooKeeper client refused: 1 when it is to be sent again
+ * once the new handle is there; else the acquire goes on without the
+ * check. */
+static int rec_unsent(zkl__sem_t *g, const char *what, int rc)
+{
+    if (zkl__rc_class(rc) == ZKL__RC_GONE) {
+        g->c->sem_work = 1; /* the session handling brings a new handle */
+        return 1;
+    }
+    rec_off(g, what, rc);
+    return 0;
+}
+
+static void rec_read(zkl__sem_t *g)
+{
+    int rc = zoo_aget(g->c->zh, g->members[0]->path, 0, rec_read_done, g);
+
+    if (!rec_sent(g, rc, ZKL__REC_READING) && !rec_unsent(g, "read", rc))
+        sem_relist(g); /* the leases that waited for it look again */
+}
+
+static void rec_write(zkl__sem_t *g)
+{
+    char buf[sizeof ZKL__REC_PREFIX + 16];
+    int len = snprintf(buf, sizeof buf, ZKL__REC_PREFIX "%d", g->max);
+    int rc = zoo_aset(g->c->zh, g->members[0]->path, buf, len,
+                      g->rec_version, rec_write_done, g);
+
+    if (!rec_sent(g, rc, ZKL__REC_WRITING) && !rec_unsent(g, "write", rc))
+        rec_settled(g);
+}
+
 /* From the step loop: the count reads that are due, when connected. */
 void zkl__sem_run(zkl_client_t *c)
 {
@@ -676,8 +1035,15 @@ void zkl__sem_run(zkl_client_t *c)
     c->sem_work = 0;
     for (g = c->sems; g != NULL && !zkl__fence_up(c); g = nx) {
         nx = g->next;
-        if (g->count_wanted && !g->done)
+        if (g->done)
+            continue;
+        /* Each may end g: nothing of g's after them. */
+        if (g->count_wanted)
             count_read(g);
+        else if (g->rec_out == 0 && g->rec_state == ZKL__REC_READ)
+            rec_read(g);
+        else if (g->rec_out == 0 && g->rec_state == ZKL__REC_WRITE)
+            rec_write(g);
     }
 }
 

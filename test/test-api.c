@@ -30,6 +30,42 @@ TEST(strerror_all_codes)
     ASSERT_STR(zkl_err_name(-1), "ZKL_UNKNOWN");
 }
 
+/* Each event and state has its own name, spelled as in zklock.h, and a
+ * value that is none gets a fixed text (never NULL), for logs that
+ * print whatever they were handed. */
+TEST(event_and_state_names)
+{
+#define NAMED(fn, sym) ASSERT_STR(fn(sym), #sym)
+    NAMED(zkl_lock_event_name, ZKL_LOCK_ACQUIRED);
+    NAMED(zkl_lock_event_name, ZKL_LOCK_FAILED);
+    NAMED(zkl_lock_event_name, ZKL_LOCK_SUSPENDED);
+    NAMED(zkl_lock_event_name, ZKL_LOCK_RESTORED);
+    NAMED(zkl_lock_event_name, ZKL_LOCK_LOST);
+    NAMED(zkl_lock_event_name, ZKL_LOCK_RELEASED);
+    NAMED(zkl_lock_event_name, ZKL_LOCK_REVOKE_REQUESTED);
+    NAMED(zkl_lock_event_name, ZKL_LOCK_QUEUED);
+    NAMED(zkl_conn_event_name, ZKL_CONN_CONNECTED);
+    NAMED(zkl_conn_event_name, ZKL_CONN_SUSPENDED);
+    NAMED(zkl_conn_event_name, ZKL_CONN_RECONNECTED);
+    NAMED(zkl_conn_event_name, ZKL_CONN_EXPIRED);
+    NAMED(zkl_conn_event_name, ZKL_CONN_AUTH_FAILED);
+    NAMED(zkl_lock_state_name, ZKL_STATE_IDLE);
+    NAMED(zkl_lock_state_name, ZKL_STATE_ACQUIRING);
+    NAMED(zkl_lock_state_name, ZKL_STATE_QUEUED);
+    NAMED(zkl_lock_state_name, ZKL_STATE_HELD);
+    NAMED(zkl_lock_state_name, ZKL_STATE_RELEASING);
+#undef NAMED
+    ASSERT_STR(zkl_lock_event_name((zkl_lock_event_t)0), "ZKL_LOCK_?");
+    ASSERT_STR(zkl_lock_event_name((zkl_lock_event_t)9), "ZKL_LOCK_?");
+    ASSERT_STR(zkl_lock_event_name((zkl_lock_event_t)-1), "ZKL_LOCK_?");
+    ASSERT_STR(zkl_conn_event_name((zkl_conn_event_t)0), "ZKL_CONN_?");
+    ASSERT_STR(zkl_conn_event_name((zkl_conn_event_t)6), "ZKL_CONN_?");
+    ASSERT_STR(zkl_lock_state_name((zkl_lock_state_t)5), "ZKL_STATE_?");
+    ASSERT_STR(zkl_lock_state_name((zkl_lock_state_t)-1), "ZKL_STATE_?");
+    /* What a handle reports, named. */
+    ASSERT_STR(zkl_lock_state_name(zkl_lock_state(NULL)), "ZKL_STATE_IDLE");
+}
+
 TEST(path_validation)
 {
     static const char *bad[] = {

@@ -253,6 +253,29 @@ t_semaphore() {
     wait_count "$base/mtx" 0 5
 }
 
+# A limit other than the one the semaphore's holders use is refused
+# (exit 7) while they hold, with both limits named; once they are gone
+# the new limit is taken.
+t_semaphore_limit_mismatch() {
+    local p="$base/semlimit" holder rc
+    rm -f "$tmp/go"
+    "$ZKLOCK" run -s "$H" -L 2 "$p" -- sh -c "$until_go" sh "$tmp" &
+    holder=$!
+    wait_count "$p/leases" 1 5 || return 1
+    "$ZKLOCK" run -s "$H" -L 3 "$p" -- true 2>"$tmp/err"
+    rc=$?
+    cat "$tmp/err"
+    [ $rc = 7 ] || { echo "exit $rc, wanted 7"; return 1; }
+    grep -q -- "-L 2, not -L 3" "$tmp/err" || return 1
+    "$ZKLOCK" run -s "$H" -n -L 3 "$p" -- true 2>/dev/null; [ $? = 7 ] || return 1
+    "$ZKLOCK" run -s "$H" -L 2 "$p" -- true || return 1
+    [ "$(count "$p/leases")" = 1 ] || return 1
+    touch "$tmp/go"
+    wait_ok $holder || return 1
+    wait_count "$p/leases" 0 5 || return 1
+    "$ZKLOCK" run -s "$H" -L 3 "$p" -- true || return 1
+}
+
 wait_file() { # file seconds
     local i
     for i in $(seq $(( $2 * 10 ))); do
@@ -1215,6 +1238,7 @@ check kill_after t_kill_after
 check rw_and_ls_long t_rw_and_ls_long
 check bad_combinations t_bad_combinations
 check semaphore t_semaphore
+check semaphore_limit_mismatch t_semaphore_limit_mismatch
 check multi_holds_all t_multi_holds_all
 check multi_read_write t_multi_read_write
 check multi_crossed_no_deadlock t_multi_crossed_no_deadlock

@@ -5,7 +5,12 @@
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
+#include "faultproxy.h"
 #include "harness.h"
+#include "interpose.h"
+
+/* jute's op code of setData: the record's write. */
+#define OP_SETDATA 5
 
 static const char *sub(const char *p, const char *child)
 {
@@ -515,4 +520,406 @@ TEST(sem_cancel_after_the_deadline_passed_unseen)
     zkl_client_free(c);
     zkl_client_free(b);
     zkl_client_free(a);
+}
+
+/* ---- the limit record (the path node's data) ---- */
+
+/* Whether the path node's data is the record of limit max (0: empty). */
+static int record_is(const char *p, int max)
+{
+    char buf[64], want[64];
+    int n = t_zk_data(p, buf, sizeof buf - 1);
+
+    if (max == 0)
+        return n == 0;
+    snprintf(want, sizeof want, "zklock:max_leases=%d", max);
+    return n == (int)strlen(want) && memcmp(buf, want, (size_t)n) == 0;
+}
+
+/* One acquire of t (a lease), to its end; 1 when it holds. */
+static int take(t_lock_t *t, long timeout_ms)
+{
+    int before = t->acquired + t->failed;
+
+    ASSERT_RC(zkl_lock_acquire(t->lk, timeout_ms), ZKL_OK);
+    ASSERT(WAIT_FOR(t->acquired + t->failed > before, 10000));
+    return zkl_lock_is_held(t->lk);
+}
+
+/* An acquire whose limit differs from the holders' fails at once with
+ * ZKL_ELIMIT, leaving nothing behind; one that agrees joins them; once
+ * every holder has left, a new limit is taken and becomes the record. */
+TEST(sem_limit_mismatch_refused_while_held)
+{
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t h2, x3, y2;
+    uint64_t t0;
+
+    t_lock_init_lease(&h2, a, p, 2);
+    t_lock_init_lease(&x3, b, p, 3);
+    t_lock_init_lease(&y2, b, p, 2);
+    ASSERT_EQ(zkl_lease_limit(x3.lk), 3);
+    ASSERT_EQ(zkl_lease_recorded_limit(x3.lk), 0);
+    ASSERT(take(&h2, -1));
+    ASSERT(record_is(p, 2));
+    ASSERT_EQ(zkl_lease_recorded_limit(h2.lk), 2);
+    /* Refused at once, whatever the timeout: a try, a timed, an
+     * untimed acquire. */
+    t0 = t_now_ms();
+    ASSERT(!take(&x3, -1));
+    ASSERT_RC(x3.last_status, ZKL_ELIMIT);
+    ASSERT(t_now_ms() - t0 < 3000);
+    ASSERT_EQ(zkl_lease_recorded_limit(x3.lk), 2);
+    ASSERT(!take(&x3, 0));
+    ASSERT_RC(x3.last_status, ZKL_ELIMIT);
+    ASSERT(!take(&x3, 5000));
+    ASSERT_RC(x3.last_status, ZKL_ELIMIT);
+    ASSERT_EQ(x3.acquired, 0);
+    /* Its lease and its hold of the mutex went with it. */
+    ASSERT(WAIT_FOR(zkl_client_pending(b) == 0, 5000));
+    ASSERT_EQ(t_zk_count(sub(p, "leases")), 1);
+    ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+    ASSERT(record_is(p, 2));
+    /* The same limit joins, and does not write. */
+    ASSERT(take(&y2, -1));
+    ASSERT_EQ(t_zk_count(sub(p, "leases")), 2);
+    ASSERT(!take(&x3, 0));
+    ASSERT_RC(x3.last_status, ZKL_ELIMIT);
+    release(&h2);
+    ASSERT(!take(&x3, -1)); /* y2 still holds */
+    ASSERT_RC(x3.last_status, ZKL_ELIMIT);
+    release(&y2);
+    /* Nobody holds: the new limit is taken, and is the record now. */
+    ASSERT(take(&x3, -1));
+    ASSERT(record_is(p, 3));
+    ASSERT_EQ(zkl_lease_recorded_limit(x3.lk), 3);
+    ASSERT(!take(&h2, -1));
+    ASSERT_RC(h2.last_status, ZKL_ELIMIT);
+    ASSERT_EQ(zkl_lease_recorded_limit(h2.lk), 3);
+    release(&x3);
+    ASSERT(WAIT_FOR(zkl_client_pending(a) == 0 && zkl_client_pending(b) == 0,
+                    5000));
+    ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+    zkl_lock_free(h2.lk);
+    zkl_lock_free(x3.lk);
+    zkl_lock_free(y2.lk);
+    zkl_client_free(a);
+    zkl_client_free(b);
+}
+
+/* Two acquires of different limits, in two sessions, started in the
+ * same loop turn: whichever takes the semaphore's mutex first holds,
+ * the other is refused; never both. Without the record, the one with
+ * the larger limit would join the other whenever it came second. */
+TEST(sem_limits_racing_never_both_hold)
+{
+    enum { ROUNDS = 8 };
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    int r, firsts[2] = {0, 0};
+
+    for (r = 0; r < ROUNDS; r++) {
+        t_lock_t l[2];
+        int k = r % 2, w;
+
+        t_lock_init_lease(&l[0], a, p, 1);
+        t_lock_init_lease(&l[1], b, p, 2);
+        ASSERT_RC(zkl_lock_acquire(l[k].lk, -1), ZKL_OK);
+        ASSERT_RC(zkl_lock_acquire(l[1 - k].lk, -1), ZKL_OK);
+        ASSERT(WAIT_FOR(l[0].n > 0 && l[1].n > 0, 10000));
+        t_run_for(100);
+        ASSERT_EQ(l[0].n + l[1].n, 2);
+        ASSERT_EQ(l[0].acquired + l[1].acquired, 1);
+        w = l[0].acquired ? 0 : 1;
+        firsts[w]++;
+        ASSERT_RC(l[1 - w].last_status, ZKL_ELIMIT);
+        ASSERT_EQ(zkl_lease_recorded_limit(l[1 - w].lk), w + 1);
+        ASSERT(record_is(p, w + 1));
+        release(&l[w]);
+        ASSERT(WAIT_FOR(zkl_client_pending(a) == 0 &&
+                            zkl_client_pending(b) == 0, 5000));
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+        zkl_lock_free(l[0].lk);
+        zkl_lock_free(l[1].lk);
+    }
+    printf("sem race: limit 1 first %d times, limit 2 first %d times\n",
+           firsts[0], firsts[1]);
+    zkl_client_free(a);
+    zkl_client_free(b);
+}
+
+/* Data in the path node that is not a record (someone else's: Curator
+ * itself leaves the node empty) is left alone, and there is no check:
+ * both limits hold side by side, as with Curator. */
+TEST(sem_foreign_path_data_left_alone)
+{
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    const char *foreign[] = {"curator-owned", "zklock:max_leases=",
+                             "zklock:max_leases=07",
+                             "zklock:max_leases=10001",
+                             "zklock:max_leases=2x", "\0\0\0\2"};
+    char buf[64];
+    size_t i;
+
+    (void)t_zk_create_as(NULL, "/zkl-test", 0); /* may exist */
+    ASSERT_EQ(t_zk_create_as(NULL, p, 0), ZOK);
+    for (i = 0; i < sizeof foreign / sizeof foreign[0]; i++) {
+        int len = i == 5 ? 4 : (int)strlen(foreign[i]);
+        t_lock_t h, x;
+
+        ASSERT_EQ(t_zk_set(p, foreign[i], len), ZOK);
+        t_lock_init_lease(&h, a, p, 2);
+        t_lock_init_lease(&x, b, p, 3);
+        ASSERT(take(&h, -1));
+        ASSERT(take(&x, -1));
+        ASSERT_EQ(zkl_lease_recorded_limit(x.lk), 0);
+        ASSERT_EQ(t_zk_data(p, buf, sizeof buf), len);
+        ASSERT(memcmp(buf, foreign[i], (size_t)len) == 0);
+        release(&h);
+        release(&x);
+        zkl_lock_free(h.lk);
+        zkl_lock_free(x.lk);
+    }
+    zkl_client_free(a);
+    zkl_client_free(b);
+}
+
+/* Holders that leave no record (a count node's, as Curator's leave
+ * none) have a limit nobody knows: any limit may join them, and the
+ * record is written only once nobody else holds. */
+TEST(sem_holders_without_record_take_any_limit)
+{
+    zkl_client_t *a = t_client(t_hosts(), 10000, NULL);
+    zkl_client_t *b = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path(NULL);
+    const char *cnt = t_path("count");
+    t_lock_t h, x;
+
+    t_lock_init_lease(&h, a, p, 2);
+    ASSERT_RC(zkl_lease_set_count(h.lk, cnt), ZKL_OK);
+    t_lock_init_lease(&x, b, p, 3);
+    ASSERT(take(&h, -1));
+    ASSERT(record_is(p, 0));
+    ASSERT_EQ(zkl_lease_recorded_limit(h.lk), 0);
+    ASSERT(take(&x, -1));
+    ASSERT(record_is(p, 0));
+    release(&x);
+    release(&h);
+    ASSERT(take(&x, -1));
+    ASSERT(record_is(p, 3));
+    release(&x);
+    /* A count node's acquire neither reads nor writes the record. */
+    ASSERT(take(&h, -1));
+    ASSERT_EQ(zkl_lease_recorded_limit(h.lk), 0);
+    ASSERT(record_is(p, 3));
+    release(&h);
+    zkl_lock_free(h.lk);
+    zkl_lock_free(x.lk);
+    zkl_client_free(a);
+    zkl_client_free(b);
+    ASSERT_EQ(t_zk_delete(cnt), ZOK);
+}
+
+/* The record's write, done by the server and its reply lost (or cut
+ * before the server saw it): the read after reconnecting tells which,
+ * and the acquire goes on to its grant; the same with the read's reply
+ * lost or cut. No lease, no mutex node left over, and the record there
+ * for the next acquirer. */
+TEST(sem_record_reply_lost)
+{
+    static const struct {
+        int op;
+        fp_fault_t fault;
+        const char *name;
+    } k[] = {{OP_SETDATA, FP_LOSE, "write-lose"},
+             {OP_SETDATA, FP_CUT, "write-cut"},
+             {FP_OP_GETDATA, FP_LOSE, "read-lose"},
+             {FP_OP_GETDATA, FP_CUT, "read-cut"}};
+    fp_t *fp = fp_new(t_base, t_port());
+    zkl_client_t *x, *b = t_client(t_hosts(), 10000, NULL);
+    size_t i;
+
+    ASSERT(fp != NULL);
+    x = t_client(fp_hosts(fp), 10000, NULL);
+    for (i = 0; i < sizeof k / sizeof k[0]; i++) {
+        const char *p = t_path(k[i].name);
+        int fired = fp_fired(fp);
+        t_lock_t h, y;
+
+        t_lock_init_lease(&h, x, p, 2);
+        t_lock_init_lease(&y, b, p, 3);
+        /* The path's first read is the record's (see below). */
+        fp_arm_path(fp, k[i].op, k[i].fault, 50, p);
+        ASSERT(take(&h, -1));
+        ASSERT_EQ(fp_fired(fp), fired + 1);
+        ASSERT(record_is(p, 2));
+        ASSERT_EQ(zkl_lease_recorded_limit(h.lk), 2);
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 1);
+        ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+        ASSERT(!take(&y, -1));
+        ASSERT_RC(y.last_status, ZKL_ELIMIT);
+        release(&h);
+        ASSERT(WAIT_FOR(zkl_client_pending(x) == 0 &&
+                            zkl_client_pending(b) == 0, 5000));
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+        zkl_lock_free(h.lk);
+        zkl_lock_free(y.lk);
+    }
+    zkl_client_free(x);
+    zkl_client_free(b);
+    fp_free(fp);
+}
+
+/* Every answer the record's read or write can get: the server did the
+ * request and its reply says otherwise (the fault proxy rewrites it).
+ * Whatever the code, the acquire is granted and leaves nothing behind;
+ * the record is there when the write was done (each write below was),
+ * and a refused read turns the check off for that acquire (nothing
+ * written). */
+TEST(sem_record_answers_each_code)
+{
+    /* recorded: the record afterwards; seen: what the acquire knows of
+     * it (nothing when the write was refused: the check went off). */
+    static const struct {
+        int op, err, recorded, seen;
+    } k[] = {
+        {OP_SETDATA, ZBADVERSION, 2, 2},
+        {OP_SETDATA, ZNONODE, 2, 2},
+        {OP_SETDATA, ZNOAUTH, 2, 0},
+        {OP_SETDATA, ZCONNECTIONLOSS, 2, 2},
+        {OP_SETDATA, ZSESSIONMOVED, 2, 2},
+        {OP_SETDATA, ZTHROTTLEDOP, 2, 2},
+        {OP_SETDATA, -125 /* quota */, 2, 0},
+        {OP_SETDATA, -200 /* unknown */, 2, 2},
+        {OP_SETDATA, ZBADARGUMENTS, 2, 0},
+        {FP_OP_GETDATA, ZNOAUTH, 0, 0},
+        {FP_OP_GETDATA, ZNONODE, 2, 2},
+        {FP_OP_GETDATA, ZCONNECTIONLOSS, 2, 2},
+        {FP_OP_GETDATA, ZSESSIONMOVED, 2, 2},
+        {FP_OP_GETDATA, ZTHROTTLEDOP, 2, 2},
+        {FP_OP_GETDATA, -200, 2, 2},
+    };
+    fp_t *fp = fp_new(t_base, t_port());
+    zkl_client_t *x, *b = t_client(t_hosts(), 10000, NULL);
+    size_t i;
+
+    ASSERT(fp != NULL);
+    x = t_client(fp_hosts(fp), 10000, NULL);
+    for (i = 0; i < sizeof k / sizeof k[0]; i++) {
+        char suffix[32];
+        const char *p;
+        int fired = fp_fired(fp);
+        t_lock_t h, y;
+
+        snprintf(suffix, sizeof suffix, "%d-%d", k[i].op, -k[i].err);
+        p = t_path(suffix);
+        t_lock_init_lease(&h, x, p, 2);
+        t_lock_init_lease(&y, b, p, 3);
+        /* The record's read is the first of the path's reads (the
+         * mutex of a fresh path is granted on its create's answer). */
+        fp_arm_recode(fp, k[i].op, k[i].err);
+        fp_arm_path(fp, k[i].op, FP_RECODE, 1, p);
+        if (!take(&h, 20000))
+            FAILF("op %d code %d: %s", k[i].op, k[i].err,
+                  zkl_err_name(h.last_status));
+        ASSERT_EQ(fp_fired(fp), fired + 1);
+        ASSERT(record_is(p, k[i].recorded));
+        ASSERT_EQ(zkl_lease_recorded_limit(h.lk), k[i].seen);
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 1);
+        ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+        if (k[i].recorded != 0) {
+            ASSERT(!take(&y, 0));
+            ASSERT_RC(y.last_status, ZKL_ELIMIT);
+        }
+        release(&h);
+        ASSERT(WAIT_FOR(zkl_client_pending(x) == 0 &&
+                            zkl_client_pending(b) == 0, 10000));
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+        zkl_lock_free(h.lk);
+        zkl_lock_free(y.lk);
+    }
+    zkl_client_free(x);
+    zkl_client_free(b);
+    fp_free(fp);
+}
+
+/* The ZooKeeper client says it could not queue the record's read or
+ * write (ZMARSHALLINGERROR) after it had queued its completion (see
+ * lib/fence.c): the completion still runs, into a record that must not
+ * have been freed, and the acquire goes on once the fence settles. */
+TEST(sem_record_request_of_unknown_fate)
+{
+    zkl_client_t *c = t_client(t_hosts(), 10000, NULL);
+    const char *fns[] = {"zoo_aget", "zoo_aset"};
+    size_t i;
+
+    for (i = 0; i < 2; i++) {
+        const char *p = t_path(fns[i]);
+        int maybes = t_maybes();
+        t_lock_t h;
+
+        t_lock_init_lease(&h, c, p, 2);
+        t_maybe_next(fns[i]);
+        ASSERT(take(&h, -1));
+        ASSERT_EQ(t_maybes(), maybes + 1);
+        ASSERT_EQ(t_stats(c).fences, i + 1);
+        ASSERT(record_is(p, 2));
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 1);
+        release(&h);
+        ASSERT(WAIT_FOR(zkl_client_pending(c) == 0, 5000));
+        ASSERT_EQ(t_zk_count(sub(p, "leases")), 0);
+        ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+        zkl_lock_free(h.lk);
+    }
+    zkl_client_free(c);
+}
+
+/* An acquire cancelled, or its client freed, while the record's write
+ * is in flight (its reply held back): answered once, nothing left; the
+ * write's late answer finds nothing freed under it. (The proxy runs on
+ * this loop, which zkl_client_free() does not run: the close never
+ * reaches the server, whose session timeout then ends the nodes.) */
+TEST(sem_cancel_and_free_while_the_record_write_is_in_flight)
+{
+    fp_t *fp = fp_new(t_base, t_port());
+    zkl_client_t *x;
+    int i;
+
+    ASSERT(fp != NULL);
+    for (i = 0; i < 2; i++) {
+        const char *p = t_path(i == 0 ? "cancel" : "free");
+        int fired = fp_fired(fp);
+        t_lock_t h;
+
+        x = t_client(fp_hosts(fp), 2000, NULL);
+        t_lock_init_lease(&h, x, p, 2);
+        fp_arm(fp, OP_SETDATA, FP_DELAY, 1000);
+        ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
+        ASSERT(WAIT_FOR(fp_fired(fp) > fired, 5000));
+        t_run_for(50);
+        ASSERT_EQ(h.n, 0); /* not granted before the write's answer */
+        if (i == 0) {
+            ASSERT_RC(zkl_lock_cancel(h.lk), ZKL_OK);
+            ASSERT(t_run_until(&h.failed, 5000));
+            ASSERT_RC(h.last_status, ZKL_ECANCELED);
+            ASSERT(WAIT_FOR(zkl_client_pending(x) == 0, 5000));
+            t_run_for(1200); /* the write's answer comes */
+            ASSERT_EQ(h.n, 1);
+        } else {
+            zkl_client_free(x);
+            x = NULL;
+            ASSERT_EQ(h.n, 1);
+            ASSERT_RC(h.last_status, ZKL_ECLOSED);
+        }
+        ASSERT_EQ(t_zk_wait_count(sub(p, "leases"), 0, 10000), 0);
+        ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
+        zkl_lock_free(h.lk);
+        zkl_client_free(x);
+    }
+    fp_free(fp);
 }

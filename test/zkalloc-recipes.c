@@ -126,6 +126,27 @@ static void play_semaphore(const char *root)
     za_finish(all, 2);
 }
 
+/* Two leases of a one-lease semaphore with a fixed limit: the first
+ * writes the limit record into the path node, the second reads it (and
+ * waits for the first). */
+static void play_lease(const char *root)
+{
+    static za_h_t a, b;
+    za_h_t *all[] = {&a, &b};
+    zkl_client_t *c = za_client();
+    const char *p = under(root, "lease");
+
+    if (c == NULL)
+        return;
+    za_made(&a, "L1", zkl_lease_new(&a.lk, c, p, 1, za_lock_cb, &a));
+    za_made(&b, "L2", zkl_lease_new(&b.lk, c, p, 1, za_lock_cb, &b));
+    take(&a);
+    if (a.held && za_acquire(&b, ZA_ACQUIRE_MS))
+        t_run_for(200); /* a lease has no QUEUED: let it wait a while */
+    hand_over(&a, &b);
+    za_finish(all, 2);
+}
+
 /* A multi-lock over three paths, against a mutex on the middle one that
  * holds first, so that the set waits holding a prefix. */
 static void play_multi(const char *root)
@@ -195,5 +216,6 @@ const za_recipe_t za_recipes[] = {
     {"mutex", play_mutex, 0},       {"rwlock", play_rwlock, 0},
     {"semaphore", play_semaphore, 0}, {"multi", play_multi, 0},
     {"guarded", play_guarded, 1},   {"latch", play_latch, 0},
+    {"lease", play_lease, 0},
 };
 const size_t za_nrecipes = sizeof za_recipes / sizeof za_recipes[0];

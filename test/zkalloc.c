@@ -4,8 +4,9 @@
  * ZooKeeper client's. Its malloc, calloc, realloc, strdup and free
  * (zkalloc-shim.c) stand in for the C library's in the whole process
  * and count the calls made from libzookeeper_st's code. For each recipe
- * (mutex, read/write lock with downgrade, semaphore, multi-lock,
- * guarded write, leader latch: zkalloc-recipes.c) a run plays the
+ * (mutex, read/write lock with downgrade, semaphore with a count node,
+ * multi-lock, guarded write, leader latch, semaphore with a fixed limit
+ * and its limit record: zkalloc-recipes.c) a run plays the
  * recipe on a real server in a forked process, with the client's
  * allocation number N answered NULL, for N = 1, 2, ... until a run makes
  * fewer than N allocations. Counting starts before zkl_client_new(), so
@@ -491,6 +492,7 @@ RECIPE_TEST(2, semaphore)
 RECIPE_TEST(3, multi)
 RECIPE_TEST(4, guarded)
 RECIPE_TEST(5, latch)
+RECIPE_TEST(6, lease)
 
 /* One run that fails one chosen allocation, for a zklock bug it found:
  * the allocation must be reached, and the run go as it must (and not
@@ -578,6 +580,7 @@ static const t_case_t tests[] = {
     {"zkalloc_multi", test_zkalloc_multi, 900},
     {"zkalloc_guarded", test_zkalloc_guarded, 900},
     {"zkalloc_latch", test_zkalloc_latch, 900},
+    {"zkalloc_lease", test_zkalloc_lease, 900},
 };
 
 /* zkalloc [--list] [NAME-SUBSTRING...]: as run-tests. */

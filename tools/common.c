@@ -152,6 +152,7 @@ int exit_for(int status)
     case ZKL_EQUOTA:
     case ZKL_ETHROTTLED:
     case ZKL_ECOUNT:
+    case ZKL_ELIMIT:
     case ZKL_EZK:
         return EXIT_REFUSED;
     case ZKL_EINVAL:

@@ -69,6 +69,11 @@ static int not_acquired(struct run *r, int status)
                            "was known (%s)", r->what, cli_strerror(status));
     case ZKL_EAUTH:
         return not_authorized(r->what);
+    case ZKL_ELIMIT:
+        fprintf(stderr, "%s: %s: the semaphore's holders use -L %d, not "
+                "-L %d\n", prog, r->what, zkl_lease_recorded_limit(r->lk),
+                zkl_lease_limit(r->lk));
+        return EXIT_REFUSED;
     default:
         fprintf(stderr, "%s: %s not acquired: %s", prog, r->what,
                 cli_strerror(status));
