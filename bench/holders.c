@@ -86,6 +86,9 @@ static void child(const char *hosts, const char *what, long n, long ns,
     for (i = 0; i < n; i++)
         zkl_lock_free(h[i]);
     bench_free_clients(c, ns);
+    event_base_free(bench_base);
+    free(h);
+    free(c);
     _exit(0);
 }
 

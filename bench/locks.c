@@ -374,7 +374,7 @@ int bench_handoff(const struct opts *o)
     zkl_stats_t s0, s1, se;
     uint64_t b0, b1, t0, t1, end;
     long i, queued = 0;
-    const char *path;
+    char path[128];
 
     if (o->procs > 0)
         return bench_handoff_fleet(o);
@@ -383,7 +383,7 @@ int bench_handoff(const struct opts *o)
     wc = calloc((size_t)ns, sizeof *wc);
     for (i = 0; i < ns; i++)
         wc[i] = bench_client(o->hosts, 10000);
-    path = strdup(bench_path("handoff", 0));
+    snprintf(path, sizeof path, "%s", bench_path("handoff", 0));
     holder.on_event = holder_event;
     zkl_lock_new(&holder.lk, hc, path, cycle_cb, &holder);
     zkl_lock_acquire(holder.lk, -1);
