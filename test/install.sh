@@ -81,6 +81,9 @@ prepare() {
     make_root || return 1
     # A person answers apt's question; here the configuration does.
     echo 'APT::Get::Assume-Yes "true";' >"$root/etc/apt/apt.conf.d/90assume-yes"
+    # An installed system knows its own name (sudo looks it up; there is
+    # no DNS in the test's network namespace).
+    echo "127.0.1.1 $(hostname)" >>"$root/etc/hosts"
     # sudo drops DEBIAN_FRONTEND; nobody is there to answer debconf.
     echo 'debconf debconf/frontend select Noninteractive' |
         inroot debconf-set-selections || return 1
