@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # A clean Debian 12 root to test in, shared by test/packages.sh and
 # test/install.sh: sourced after setting CHROOT_SUITE (the name before
 # the "/" of each step's PASS/FAIL line). Provides:

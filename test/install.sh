@@ -203,12 +203,12 @@ zkcli_root() { # the server's root children, one per line, as zkCli.sh lists the
 # containers the CLI step left: fewer is fine).
 bench_clean() {
     zkcli_root >"$work/root.before"
-    echo "root before:" $(cat "$work/root.before")
+    echo "root before: $(tr "\n" " " <"$work/root.before")"
     [ -s "$work/root.before" ] || return 1
     innet zklock-bench serial --n 50 || return 1
     innet zklock-bench raw --pairs 200 --inflight 20 --list || return 1
     zkcli_root >"$work/root.after"
-    echo "root after:" $(cat "$work/root.after")
+    echo "root after: $(tr "\n" " " <"$work/root.after")"
     [ -s "$work/root.after" ] &&
     [ -z "$(comm -13 "$work/root.before" "$work/root.after")" ]
 }
