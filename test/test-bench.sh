@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests of zklock-bench against the suite's server (ZKL_TEST_HOSTS): its
-# usage (--help on stdout with status 0, a usage error in one line with
-# status 2), and that no run leaves a node on the server: every scenario
+# usage (--help on stdout with status 0, listing every scenario, each
+# also in zklock-bench(1); a usage error in one line with status 2), and
+# that no run leaves a node on the server: every scenario
 # at its smallest, a run past --limit, one stopped by SIGTERM, and one
 # killed by SIGKILL, whose tree "zklock-bench clean" then deletes. The
 # server's root is listed with ZooKeeper's own zkCli.sh, not with
@@ -39,15 +40,19 @@ bench() {
 
 t_help() {
     local rc
-    "$BENCH" --help >"$tmp/out" 2>"$tmp/err"
+    "$BENCH" --help >"$tmp/b.out" 2>"$tmp/b.err"
     rc=$?
     [ "$rc" = 0 ] || { echo "--help exited $rc"; return 1; }
-    [ ! -s "$tmp/err" ] || { echo "--help wrote on stderr:"; cat "$tmp/err"; return 1; }
-    grep -q '^usage: zklock-bench SCENARIO' "$tmp/out" || return 1
-    # Every scenario it runs is in the usage.
+    [ ! -s "$tmp/b.err" ] || { echo "--help wrote on stderr:"; cat "$tmp/b.err"; return 1; }
+    grep -q '^usage: zklock-bench SCENARIO' "$tmp/b.out" || return 1
+    # Every scenario it runs is in the usage and has its entry in the
+    # man page's SCENARIOS.
     for s in raw create-latency raw-batch serial throughput handoff waiters \
         burst semaphore readmostly multilock clean; do
-        grep -qE "^  $s " "$tmp/out" || { echo "usage lacks $s"; return 1; }
+        grep -qE "^  $s " "$tmp/b.out" || { echo "usage lacks $s"; return 1; }
+        sed -n '/^\.SH SCENARIOS/,/^\.SH OPTIONS/p' "$top_srcdir/man/zklock-bench.1" |
+            grep -qE "^\.B ${s//-/\\\\-}( |$)" ||
+            { echo "zklock-bench.1's SCENARIOS lacks $s"; return 1; }
     done
     "$BENCH" serial --help | grep -q '^usage: zklock-bench' || return 1
     "$BENCH" --version | grep -qx 'zklock-bench [0-9.]*'
@@ -57,12 +62,12 @@ t_usage_errors() {
     local args rc
     for args in "" "nosuch" "serial --nosuch" "serial --n" "serial extra"; do
         # shellcheck disable=SC2086
-        "$BENCH" $args >"$tmp/out" 2>"$tmp/err"
+        "$BENCH" $args >"$tmp/b.out" 2>"$tmp/b.err"
         rc=$?
         [ "$rc" = 2 ] || { echo "'$args' exited $rc"; return 1; }
-        [ ! -s "$tmp/out" ] || { echo "'$args' wrote on stdout"; return 1; }
-        [ "$(wc -l <"$tmp/err")" = 1 ] ||
-            { echo "'$args' wrote not one line:"; cat "$tmp/err"; return 1; }
+        [ ! -s "$tmp/b.out" ] || { echo "'$args' wrote on stdout"; return 1; }
+        [ "$(wc -l <"$tmp/b.err")" = 1 ] ||
+            { echo "'$args' wrote not one line:"; cat "$tmp/b.err"; return 1; }
     done
 }
 
@@ -159,8 +164,8 @@ t_clean_after_sigkill() {
     kill -KILL $pid
     wait $pid
     root_children | grep -qx zklock-bench || { echo "no tree left to clean"; return 1; }
-    "$BENCH" clean -s "$H" >"$tmp/out" || return 1
-    grep -q '"scenario":"clean"' "$tmp/out" || return 1
+    "$BENCH" clean -s "$H" >"$tmp/b.out" || return 1
+    grep -q '"scenario":"clean"' "$tmp/b.out" || return 1
     root_unchanged
 }
 
