@@ -2,6 +2,8 @@
 #ifndef ZKL_BENCH_H
 #define ZKL_BENCH_H
 
+#include <sys/types.h>
+
 struct opts {
     const char *hosts;
     long n;          /* --n, --pairs, --count, --waiters, --locks */
@@ -19,7 +21,28 @@ struct opts {
     long held;       /* burst --held H: locks the program holds */
     int held_set;
     double limit;    /* --limit S: the run fails past S seconds */
+    const char *run; /* clean --run ID: that run's tree only */
+    int after_failure; /* clean, exec'd by run.c: exit 1, no JSON */
 };
+
+/* run.c: the run's tree on the server and the run's end. Every node a
+ * scenario creates is under bench_run_root(), BENCH_TOP "/<run id>",
+ * deleted when the run ends (also on exit(), --limit and SIGINT, SIGTERM,
+ * SIGHUP); see run.c. */
+#define BENCH_TOP "/zklock-bench"
+extern const char *bench_hosts;
+/* Before any session or fork: names the run, arms the clean-ups. */
+void bench_run_start(const char *scenario, const char *hosts);
+const char *bench_run_root(void);
+/* Something may be on the server now: a session connected. */
+void bench_run_touched(void);
+/* A forked child, killed if the run ends before it does. */
+void bench_child(pid_t pid);
+/* The scenario returned status: deletes the tree; 1 if that failed. */
+int bench_run_end(int status);
+/* The clean scenario: deletes BENCH_TOP (and the tree older versions
+ * left, /zklock-bench-raw), or with --run ID that run's tree. */
+int bench_clean(const struct opts *o);
 
 /* raw.c: the server's own ceiling, bare ZooKeeper client. */
 int bench_raw(const struct opts *o);
@@ -31,6 +54,10 @@ int bench_raw_batch(const struct opts *o);
  * session of the bare client of its own; -1 when they cannot be read. */
 long bench_raw_count_children(const char *hosts, char *const *paths,
                               long n);
+/* Deletes path and everything under it, with a session of the bare
+ * client of its own; with parent, then path's parent if it is empty.
+ * The number of nodes deleted once path is gone, else -1. */
+long bench_raw_delete_tree(const char *hosts, const char *path, int parent);
 
 /* locks.c: zklock scenarios, on one libevent loop (bench_base). */
 struct event_base;
@@ -42,6 +69,8 @@ struct zkl_client *bench_client(const char *hosts, int session_ms);
 void bench_free_clients(struct zkl_client **c, long n);
 struct zkl_stats;
 void bench_sum_stats(struct zkl_client **c, long n, struct zkl_stats *out);
+/* "<run root>/<what>-<i>", the same in every process of the run (a
+ * static buffer). */
 char *bench_path(const char *what, long i);
 /* Runs bench_base until *counter >= target (or limit_s passes). */
 int bench_run_until(long *counter, long target, double limit_s);
@@ -60,7 +89,7 @@ int bench_handoff(const struct opts *o);
 int bench_waiters(const struct opts *o);
 
 /* holders.c: another process holds n locks, named
- * bench_holders_path(<this pid>, what, i), over ns sessions: fork it,
+ * bench_path(what, i), over ns sessions: fork it,
  * wait until it holds them all, tell it to release them, reap it. Any
  * failure ends the run (bench_fail). */
 struct bench_holders {
@@ -71,7 +100,6 @@ void bench_holders_fork(struct bench_holders *hp, const char *hosts,
 void bench_holders_ready(struct bench_holders *hp);
 void bench_holders_release(struct bench_holders *hp);
 void bench_holders_wait(struct bench_holders *hp);
-const char *bench_holders_path(int pid, const char *what, long i);
 
 /* burst.c: N acquires in one loop turn on L locks held by another
  * process, while the program holds H of its own. */

@@ -98,7 +98,7 @@ int bench_burst(const struct opts *o)
     long n = o->n > 0 ? o->n : 100000, nlocks = o->over > 0 ? o->over : 10000,
          nheld = o->held_set ? o->held : 1000,
          ns = o->sessions > 0 ? o->sessions : 1, i, waiting = 0;
-    int parent = (int)getpid(), st;
+    int st;
     struct bench_holders hp;
     zkl_lock_t **w, **h;
     zkl_client_t **c;
@@ -139,7 +139,7 @@ int bench_burst(const struct opts *o)
     for (i = 0; i < n; i++) {
         char path[96];
 
-        snprintf(path, sizeof path, "%s", bench_holders_path(parent, "burst", i % nlocks));
+        snprintf(path, sizeof path, "%s", bench_path("burst", i % nlocks));
         if (zkl_lock_new(&w[i], c[i % ns], path, waiter_cb,
                          (void *)(intptr_t)i) != ZKL_OK ||
             zkl_lock_acquire(w[i], -1) != ZKL_OK)

@@ -62,12 +62,12 @@ int bench_semaphore(const struct opts *o)
     zkl_lock_t **h, **w;
     zkl_stats_t s0, s1;
     uint64_t t0, t1, end;
-    const char *path;
+    char path[128];
     long i;
 
     bench_base = event_base_new();
     c = bench_client(o->hosts, 30000);
-    path = strdup(bench_path("semaphore", 0));
+    snprintf(path, sizeof path, "%s", bench_path("semaphore", 0));
     h = calloc((size_t)leases, sizeof *h);
     w = calloc((size_t)n, sizeof *w);
     for (i = 0; i < leases; i++) {
@@ -161,12 +161,12 @@ int bench_readmostly(const struct opts *o)
     zkl_stats_t s0, s1;
     struct event *tk;
     uint64_t t0, t1;
-    const char *path;
+    char path[128];
     long i, grants, big = 1L << 40;
 
     bench_base = event_base_new();
     c = bench_client(o->hosts, 30000);
-    path = strdup(bench_path("readmostly", 0));
+    snprintf(path, sizeof path, "%s", bench_path("readmostly", 0));
     r = calloc((size_t)n, sizeof *r);
     zkl_lock_new_kind(&wr, c, path, ZKL_KIND_WRITE, writer_cb, NULL);
     for (i = 0; i < n; i++)

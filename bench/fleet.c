@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "fleet.h"
 
 static int go_read_fd = -1, end_read_fd = -1, report_write_fd = -1;
@@ -58,6 +59,7 @@ int fleet_fork(struct fleet *f, int n)
             return i;
         }
         f->pids[i] = pid;
+        bench_child(pid);
     }
     close(rep[1]);
     close(go[0]);

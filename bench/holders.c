@@ -41,20 +41,12 @@ static void hold_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
                    zkl_lock_event_name(ev), zkl_strerror(status));
 }
 
-const char *bench_holders_path(int pid, const char *what, long i)
-{
-    static char buf[128];
-
-    snprintf(buf, sizeof buf, "/zklock-bench/%d/%s-%ld", pid, what, i);
-    return buf;
-}
-
 /* The child: takes the locks (a thousand in flight at most), says so,
  * keeps its loop (and so its sessions) running until told, releases
  * RELEASE_BATCH per loop turn as a server would see them, and exits
  * once every node is gone. */
 static void child(const char *hosts, const char *what, long n, long ns,
-                  int parent, int up, int down)
+                  int up, int down)
 {
     zkl_lock_t **h = calloc((size_t)n, sizeof *h);
     zkl_client_t **c = calloc((size_t)ns, sizeof *c);
@@ -67,7 +59,7 @@ static void child(const char *hosts, const char *what, long n, long ns,
     for (i = 0; i < ns; i++)
         c[i] = bench_client(hosts, 10000);
     for (i = 0; i < n; i++) {
-        zkl_lock_new(&h[i], c[i % ns], bench_holders_path(parent, what, i),
+        zkl_lock_new(&h[i], c[i % ns], bench_path(what, i),
                      hold_cb, NULL);
         zkl_lock_acquire(h[i], -1);
         if (i % 1000 == 999)
@@ -94,13 +86,16 @@ static void child(const char *hosts, const char *what, long n, long ns,
     for (i = 0; i < n; i++)
         zkl_lock_free(h[i]);
     bench_free_clients(c, ns);
+    event_base_free(bench_base);
+    free(h);
+    free(c);
     _exit(0);
 }
 
 void bench_holders_fork(struct bench_holders *hp, const char *hosts,
                         const char *what, long n, long ns)
 {
-    int up[2], down[2], parent = (int)getpid();
+    int up[2], down[2];
 
     if (pipe(up) != 0 || pipe(down) != 0)
         bench_fail("pipe");
@@ -108,10 +103,11 @@ void bench_holders_fork(struct bench_holders *hp, const char *hosts,
     if ((hp->pid = fork()) == 0) {
         close(up[0]);
         close(down[1]);
-        child(hosts, what, n, ns, parent, up[1], down[0]);
+        child(hosts, what, n, ns, up[1], down[0]);
     }
     if (hp->pid < 0)
         bench_fail("fork");
+    bench_child(hp->pid);
     close(up[1]);
     close(down[0]);
     hp->up = up[0];

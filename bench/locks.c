@@ -67,6 +67,7 @@ zkl_client_t *bench_client(const char *hosts, int session_ms)
         fprintf(stderr, "zklock-bench: cannot connect to %s\n", hosts);
         exit(1);
     }
+    bench_run_touched();
     return c;
 }
 
@@ -107,8 +108,7 @@ char *bench_path(const char *what, long i)
 {
     static char buf[128];
 
-    snprintf(buf, sizeof buf, "/zklock-bench/%d/%s-%ld", (int)getpid(), what,
-             i);
+    snprintf(buf, sizeof buf, "%s/%s-%ld", bench_run_root(), what, i);
     return buf;
 }
 
@@ -374,7 +374,7 @@ int bench_handoff(const struct opts *o)
     zkl_stats_t s0, s1, se;
     uint64_t b0, b1, t0, t1, end;
     long i, queued = 0;
-    const char *path;
+    char path[128];
 
     if (o->procs > 0)
         return bench_handoff_fleet(o);
@@ -383,7 +383,7 @@ int bench_handoff(const struct opts *o)
     wc = calloc((size_t)ns, sizeof *wc);
     for (i = 0; i < ns; i++)
         wc[i] = bench_client(o->hosts, 10000);
-    path = strdup(bench_path("handoff", 0));
+    snprintf(path, sizeof path, "%s", bench_path("handoff", 0));
     holder.on_event = holder_event;
     zkl_lock_new(&holder.lk, hc, path, cycle_cb, &holder);
     zkl_lock_acquire(holder.lk, -1);
@@ -519,7 +519,7 @@ int bench_waiters(const struct opts *o)
     uint64_t t0, t1, t2, last_count = 0;
     long heap0, heap1, lib0, lib1;
     pid_t restarter = -1;
-    int parent = (int)getpid(), st;
+    int st;
     struct bench_holders hp;
 
     heap_count_library();
@@ -555,7 +555,7 @@ int bench_waiters(const struct opts *o)
         bc0 = thread_cpu_us();
         for (; i < batch_end; i++) {
             w[i].on_event = waiter_event;
-            zkl_lock_new(&w[i].lk, wc[i % ns], bench_holders_path(parent, "w", i),
+            zkl_lock_new(&w[i].lk, wc[i % ns], bench_path("w", i),
                          cycle_cb, &w[i]);
             zkl_lock_acquire(w[i].lk, -1);
         }

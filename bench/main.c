@@ -1,25 +1,14 @@
 /* zklock-bench: one scenario per run, one JSON object on one line on
- * stdout; progress on stderr.
- *
- *   zklock-bench SCENARIO [-s HOSTS] [options]
- *     raw            [--pairs N] [--inflight K] [--sessions S] [--list]
- *     create-latency [--n N]
- *     serial         [--n N]
- *     throughput     [--locks N] [--inflight K] [--seconds S]
- *                    [--sessions S | --procs P]
- *     handoff        [--waiters N] [--sessions S] | --procs P
- *     waiters        [--count N] [--sessions S] [--restart ZKDIR]
- *     semaphore      [--waiters N] [--leases L]
- *     readmostly     [--readers N] [--write-every MS] [--seconds S]
- *     multilock      [--locks N] [--rounds R]
- *     raw-batch      [--creates N] [--rounds R] [--list]
- *     burst          [--count N] [--over L] [--held H] [--sessions S]
+ * stdout; progress on stderr. The options, the scenarios and what their
+ * figures mean are in man/zklock-bench.1 and the usage below; this file
+ * parses the command line and dispatches.
  *
  * --limit S (every scenario): a run not done within S seconds (default
  * 1200) prints {"scenario":..., "error":...} and exits 1; so does a
  * failure (a lock told LOST or FAILED, a stuck drain), with its reason.
- * --procs P: P processes, each with its own client and session (a
- * fleet of workers); handoff then has one waiter in each.
+ * Usage errors exit 2 with one line on stderr; --help prints the usage
+ * on stdout and exits 0. Whatever the end, the run's nodes on the
+ * server are deleted (run.c); "clean" deletes what a killed run left.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -28,25 +17,55 @@
 
 #include "bench.h"
 #include "metrics.h"
+#include "zklock.h"
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr,
-            "usage: zklock-bench SCENARIO [-s HOSTS] [options]\n"
+    fprintf(f,
+            "usage: zklock-bench SCENARIO [-s HOSTS] [--limit SECONDS] [options]\n"
             "  raw            [--pairs N] [--inflight K] [--sessions S] [--list]\n"
             "  create-latency [--n N]\n"
+            "  raw-batch      [--creates N] [--rounds R] [--list]\n"
             "  serial         [--n N]\n"
             "  throughput     [--locks N] [--inflight K] [--seconds S]\n"
             "                 [--sessions S | --procs P]\n"
             "  handoff        [--waiters N] [--sessions S] | --procs P\n"
             "  waiters        [--count N] [--sessions S] [--restart ZKDIR]\n"
+            "  burst          [--count N] [--over L] [--held H] [--sessions S]\n"
             "  semaphore      [--waiters N] [--leases L]\n"
             "  readmostly     [--readers N] [--write-every MS] [--seconds S]\n"
             "  multilock      [--locks N] [--rounds R]\n"
-            "  raw-batch      [--creates N] [--rounds R] [--list]\n"
-            "  burst          [--count N] [--over L] [--held H] [--sessions S]\n"
-            "every scenario: [--limit SECONDS] (default 1200)\n");
+            "  clean          [--run ID]\n"
+            "       zklock-bench --help | --version\n"
+            "\n"
+            "Runs one scenario against the ZooKeeper at HOSTS (default\n"
+            "$ZKLOCK_SERVERS, else 127.0.0.1:2181) and prints one JSON object\n"
+            "on one line on stdout; progress goes to stderr. Exit status 0, 1 when\n"
+            "the scenario failed or passed --limit (default 1200 s; its JSON then\n"
+            "has \"error\"), 2 on a usage error. Every node a run creates is under\n"
+            "/zklock-bench/RUN-ID and deleted when the run ends; clean deletes\n"
+            "what a killed run left (all of /zklock-bench, or one run's tree).\n"
+            "See zklock-bench(1).\n");
 }
+
+/* Each scenario and what runs it. */
+static const struct {
+    const char *name;
+    int (*run)(const struct opts *o);
+} scenarios[] = {
+    {"raw", bench_raw},
+    {"create-latency", bench_create_latency},
+    {"raw-batch", bench_raw_batch},
+    {"serial", bench_serial},
+    {"throughput", bench_throughput},
+    {"handoff", bench_handoff},
+    {"waiters", bench_waiters},
+    {"burst", bench_burst},
+    {"semaphore", bench_semaphore},
+    {"readmostly", bench_readmostly},
+    {"multilock", bench_multilock},
+    {"clean", bench_clean},
+};
 
 int main(int argc, char **argv)
 {
@@ -71,20 +90,43 @@ int main(int argc, char **argv)
         {"over", required_argument, NULL, 'o'},
         {"held", required_argument, NULL, 'h'},
         {"limit", required_argument, NULL, 'T'},
+        {"run", required_argument, NULL, 'I'},
+        {"after-failure", no_argument, NULL, 'F'}, /* run.c's, internal */
+        {"help", no_argument, NULL, 'H'},
         {NULL, 0, NULL, 0}};
     struct opts o;
     const char *scenario;
+    int (*run)(const struct opts *) = NULL;
+    size_t i;
     int opt;
 
     memset(&o, 0, sizeof o);
     o.hosts = getenv("ZKLOCK_SERVERS");
     if (argc < 2) {
-        usage();
+        fprintf(stderr, "zklock-bench: no scenario given (zklock-bench "
+                        "--help lists them)\n");
         return 2;
     }
     scenario = argv[1];
+    if (strcmp(scenario, "--help") == 0 || strcmp(scenario, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(scenario, "--version") == 0) {
+        printf("zklock-bench %s\n", zkl_version_string());
+        return 0;
+    }
+    for (i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
+        if (strcmp(scenario, scenarios[i].name) == 0)
+            run = scenarios[i].run;
+    if (run == NULL) {
+        fprintf(stderr, "zklock-bench: unknown scenario \"%s\" (zklock-bench "
+                        "--help lists them)\n", scenario);
+        return 2;
+    }
     optind = 2;
-    while ((opt = getopt_long(argc, argv, "s:", longopts, NULL)) != -1) {
+    opterr = 0; /* one line of our own instead of getopt's */
+    while ((opt = getopt_long(argc, argv, ":s:", longopts, NULL)) != -1) {
         switch (opt) {
         case 's':
             o.hosts = optarg;
@@ -130,36 +172,38 @@ int main(int argc, char **argv)
             o.restart = 1;
             o.zkdir = optarg;
             break;
+        case 'I':
+            o.run = optarg;
+            break;
+        case 'F':
+            o.after_failure = 1;
+            break;
+        case 'H':
+            usage(stdout);
+            return 0;
+        case ':':
+            fprintf(stderr, "zklock-bench: %s needs a value\n",
+                    argv[optind - 1]);
+            return 2;
         default:
-            usage();
+            fprintf(stderr, "zklock-bench: unknown option \"%s\" "
+                            "(zklock-bench --help lists them)\n",
+                    argv[optind - 1]);
             return 2;
         }
     }
+    if (optind < argc) {
+        fprintf(stderr, "zklock-bench: unexpected argument \"%s\"\n",
+                argv[optind]);
+        return 2;
+    }
     if (o.hosts == NULL)
         o.hosts = "127.0.0.1:2181";
+    if (run == bench_clean)
+        return bench_clean(&o);
+    /* Before the deadline's alarm and any fork or session: the run's
+     * tree is deleted however the run ends (run.c). */
+    bench_run_start(scenario, o.hosts);
     bench_limit(scenario, o.limit > 0 ? o.limit : 1200);
-    if (strcmp(scenario, "burst") == 0)
-        return bench_burst(&o);
-    if (strcmp(scenario, "raw") == 0)
-        return bench_raw(&o);
-    if (strcmp(scenario, "create-latency") == 0)
-        return bench_create_latency(&o);
-    if (strcmp(scenario, "serial") == 0)
-        return bench_serial(&o);
-    if (strcmp(scenario, "throughput") == 0)
-        return bench_throughput(&o);
-    if (strcmp(scenario, "handoff") == 0)
-        return bench_handoff(&o);
-    if (strcmp(scenario, "waiters") == 0)
-        return bench_waiters(&o);
-    if (strcmp(scenario, "semaphore") == 0)
-        return bench_semaphore(&o);
-    if (strcmp(scenario, "readmostly") == 0)
-        return bench_readmostly(&o);
-    if (strcmp(scenario, "multilock") == 0)
-        return bench_multilock(&o);
-    if (strcmp(scenario, "raw-batch") == 0)
-        return bench_raw_batch(&o);
-    usage();
-    return 2;
+    return bench_run_end(run(&o));
 }

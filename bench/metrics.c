@@ -105,6 +105,8 @@ long heap_of_library(void)
     return lib_bytes;
 }
 
+void (*bench_deadline_hook)(void);
+
 static char fail_buf[512];
 static size_t fail_len;
 
@@ -116,6 +118,8 @@ static void on_deadline(int sig)
     w = write(1, fail_buf, fail_len);
     w = write(2, fail_buf, fail_len);
     (void)w;
+    if (bench_deadline_hook != NULL)
+        bench_deadline_hook();
     _exit(1);
 }
 

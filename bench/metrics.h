@@ -40,6 +40,10 @@ long heap_of_library(void);
  * prints {"scenario":..., "error":"deadline ..."} and exits 1, and
  * bench_fail() does the same at once with its reason (also on stderr). */
 void bench_limit(const char *scenario, double seconds);
+/* Called (from the signal handler, so async-signal-safe only) once the
+ * deadline's line is written; it need not return. zklock-bench's run.c
+ * sets it to delete the run's nodes. */
+extern void (*bench_deadline_hook)(void);
 void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2),
                                                       noreturn));
 

@@ -14,7 +14,9 @@
 #include "bench.h"
 #include "metrics.h"
 
-#define RAW_DIR "/zklock-bench-raw"
+/* Under the run's tree (run.c), which the run deletes at its end. */
+static char raw_dir_path[80];
+#define RAW_DIR raw_dir_path
 
 struct raw {
     zhandle_t *zh;
@@ -111,6 +113,7 @@ static int raw_open(struct raw *r, const char *hosts)
         fprintf(stderr, "zklock-bench: cannot connect to %s\n", hosts);
         return -1;
     }
+    bench_run_touched();
     return 0;
 }
 
@@ -153,9 +156,20 @@ static int raw_dirs(struct raw *r, const char *dirs, size_t stride, long n)
     return 0;
 }
 
-static int raw_dir(struct raw *r, const char *dir)
+/* The run's raw directory, RAW_DIR: bench_run_root()/raw, with its
+ * parents. */
+static int raw_base(struct raw *r)
 {
-    return raw_dirs(r, dir, 0, 1);
+    char top[96];
+
+    snprintf(top, sizeof top, "%s", bench_run_root());
+    *strrchr(top, '/') = '\0';
+    snprintf(raw_dir_path, sizeof raw_dir_path, "%s/raw", bench_run_root());
+    return raw_dirs(r, top, 0, 1) != 0 ||
+                   raw_dirs(r, bench_run_root(), 0, 1) != 0 ||
+                   raw_dirs(r, raw_dir_path, 0, 1) != 0
+               ? -1
+               : 0;
 }
 
 /* One pair in flight: its session and, with --list, its own directory
@@ -178,8 +192,8 @@ struct pairs {
 struct slot {
     struct raw *r;
     struct pairs *p;
-    char dir[48];
-    char path[52]; /* dir "/p-" */
+    char dir[112];
+    char path[116]; /* dir "/p-" */
 };
 
 static void slot_next(struct slot *sl);
@@ -288,15 +302,15 @@ int bench_raw(const struct opts *o)
     for (i = 0; i < ns; i++)
         if (raw_open(&r[i], o->hosts) != 0)
             return 1;
-    if (raw_dir(&r[0], RAW_DIR) != 0)
+    if (raw_base(&r[0]) != 0)
         return 1;
     for (i = 0; i < k; i++) {
         sl[i].r = &r[i % ns];
         sl[i].p = &p;
         if (o->list)
-            snprintf(sl[i].dir, sizeof sl[i].dir, RAW_DIR "/d%ld", i);
+            snprintf(sl[i].dir, sizeof sl[i].dir, "%s/d%ld", RAW_DIR, i);
         else
-            snprintf(sl[i].dir, sizeof sl[i].dir, RAW_DIR);
+            snprintf(sl[i].dir, sizeof sl[i].dir, "%s", RAW_DIR);
         snprintf(sl[i].path, sizeof sl[i].path, "%s/p-", sl[i].dir);
     }
     if (o->list && raw_dirs(&r[0], sl[0].dir, sizeof sl[0], k) != 0)
@@ -375,16 +389,18 @@ static void one_created(int rc, const char *value, const void *data)
 int bench_create_latency(const struct opts *o)
 {
     struct raw r;
+    char node[112];
     long n = o->n > 0 ? o->n : 2000;
 
-    if (raw_open(&r, o->hosts) != 0 || raw_dir(&r, RAW_DIR) != 0)
+    if (raw_open(&r, o->hosts) != 0 || raw_base(&r) != 0)
         return 1;
+    snprintf(node, sizeof node, "%s/l-", RAW_DIR);
     note("create-latency: %ld creates, one at a time", n);
     while (r.started < n) {
         long want = r.done;
 
         r.t_create = now_us();
-        zoo_acreate(r.zh, RAW_DIR "/l-", NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+        zoo_acreate(r.zh, node, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
                     ZOO_EPHEMERAL_SEQUENTIAL, one_created, &r);
         r.started++;
         while (r.done == want)
@@ -406,7 +422,7 @@ int bench_create_latency(const struct opts *o)
 /* One create of a batch: its directory and, once created, its node. */
 struct bslot {
     struct raw *r;
-    char dir[48];
+    char dir[112];
     char *node;
 };
 
@@ -471,12 +487,12 @@ int bench_raw_batch(const struct opts *o)
     struct bslot *sl;
     lat_t lat;
 
-    if (raw_open(&r, o->hosts) != 0 || raw_dir(&r, RAW_DIR) != 0)
+    if (raw_open(&r, o->hosts) != 0 || raw_base(&r) != 0)
         return 1;
     sl = calloc((size_t)n, sizeof *sl);
     for (i = 0; i < n; i++) {
         sl[i].r = &r;
-        snprintf(sl[i].dir, sizeof sl[i].dir, RAW_DIR "/b%ld", i);
+        snprintf(sl[i].dir, sizeof sl[i].dir, "%s/b%ld", RAW_DIR, i);
     }
     if (raw_dirs(&r, sl[0].dir, sizeof sl[0], n) != 0)
         return 1;
@@ -490,7 +506,7 @@ int bench_raw_batch(const struct opts *o)
         b_replies = b_deleted = 0;
         t0 = now_us();
         for (i = 0; i < n; i++) {
-            char path[64];
+            char path[120];
 
             snprintf(path, sizeof path, "%s/n-", sl[i].dir);
             if (zoo_acreate(r.zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
@@ -588,4 +604,169 @@ long bench_raw_count_children(const char *hosts, char *const *paths, long n)
         k.errors++;
     zookeeper_close(r.zh);
     return k.errors ? -1 : k.children;
+}
+
+/* ---------------- deleting a tree ---------------- */
+
+/* One pass over a tree: every path listed (breadth first, pipelined),
+ * then deleted in the reverse order, so each node's children go before
+ * it. One session's requests are applied in the order sent, so the
+ * deletes need not wait for each other. */
+struct tree {
+    struct raw r;
+    char **paths;
+    long n, cap, replies, nonempty, deleted;
+    int errors;
+};
+
+#define TREE_WINDOW 1000 /* requests in flight */
+
+static struct tree *tr;
+
+static int tree_add(const char *parent, const char *name)
+{
+    size_t len = strlen(parent) + strlen(name) + 2;
+    char *p;
+
+    if (tr->n == tr->cap) {
+        long cap = tr->cap ? 2 * tr->cap : 1024;
+        char **t = realloc(tr->paths, (size_t)cap * sizeof *t);
+
+        if (t == NULL)
+            return -1;
+        tr->paths = t;
+        tr->cap = cap;
+    }
+    if ((p = malloc(len)) == NULL)
+        return -1;
+    if (name[0] == '\0')
+        snprintf(p, len, "%s", parent);
+    else
+        snprintf(p, len, "%s/%s", parent, name);
+    tr->paths[tr->n++] = p;
+    return 0;
+}
+
+static void tree_listed(int rc, const struct String_vector *sv,
+                        const void *data)
+{
+    long i = (long)(intptr_t)data;
+    int32_t k;
+
+    tr->replies++;
+    if (rc == ZNONODE)
+        return; /* gone already: so are its children */
+    if (rc != ZOK) {
+        fprintf(stderr, "zklock-bench: listing %s: %s\n", tr->paths[i],
+                zerror(rc));
+        tr->errors++;
+        return;
+    }
+    for (k = 0; k < sv->count; k++)
+        if (tree_add(tr->paths[i], sv->data[k]) != 0)
+            tr->errors++;
+}
+
+static void tree_deleted(int rc, const void *data)
+{
+    long i = (long)(intptr_t)data;
+
+    tr->replies++;
+    if (rc == ZOK)
+        tr->deleted++;
+    else if (rc == ZNOTEMPTY)
+        tr->nonempty++; /* a node came in behind the listing */
+    else if (rc != ZOK && rc != ZNONODE) {
+        fprintf(stderr, "zklock-bench: deleting %s: %s\n",
+                i < tr->n ? tr->paths[i] : "the parent", zerror(rc));
+        tr->errors++;
+    }
+}
+
+/* Sends request i (listing or delete) of n, keeping at most
+ * TREE_WINDOW in flight; returns -1 when the replies stop. */
+static int tree_pass(int list)
+{
+    long next = 0, sent = 0;
+    uint64_t last = now_us();
+
+    tr->replies = 0;
+    /* While listing, n grows with every reply. */
+    while (next < tr->n || tr->replies < sent) {
+        long before = tr->replies;
+
+        while (next < tr->n && sent - tr->replies < TREE_WINDOW) {
+            long i = list ? next : tr->n - 1 - next;
+            int rc = list ? zoo_aget_children(tr->r.zh, tr->paths[i], 0,
+                                              tree_listed,
+                                              (void *)(intptr_t)i)
+                          : zoo_adelete(tr->r.zh, tr->paths[i], -1,
+                                        tree_deleted, (void *)(intptr_t)i);
+
+            if (rc != ZOK) {
+                fprintf(stderr, "zklock-bench: %s %s: %s\n",
+                        list ? "listing" : "deleting", tr->paths[i],
+                        zerror(rc));
+                return -1;
+            }
+            next++;
+            sent++;
+        }
+        pump(&tr->r, 100);
+        if (tr->replies != before)
+            last = now_us();
+        else if (now_us() - last > 30000000) {
+            fprintf(stderr, "zklock-bench: no reply for 30 s\n");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void tree_clear(void)
+{
+    long i;
+
+    for (i = 0; i < tr->n; i++)
+        free(tr->paths[i]);
+    tr->n = tr->nonempty = 0;
+    tr->errors = 0;
+}
+
+long bench_raw_delete_tree(const char *hosts, const char *path, int parent)
+{
+    struct tree t;
+    int pass, rc = -1;
+
+    memset(&t, 0, sizeof t);
+    tr = &t;
+    if (raw_open(&t.r, hosts) != 0)
+        return -1;
+    /* A node a late request created behind the listing makes its
+     * parent's delete fail: list and delete again. */
+    for (pass = 0; pass < 5 && rc != 0; pass++) {
+        tree_clear();
+        if (tree_add(path, "") != 0 || tree_pass(1) != 0 ||
+            tree_pass(0) != 0 || t.errors != 0)
+            break;
+        if (t.nonempty == 0)
+            rc = 0;
+    }
+    tree_clear();
+    free(t.paths);
+    /* The parent, once no other run uses it. */
+    if (rc == 0 && parent && strrchr(path, '/') != path) {
+        char *up = strdup(path);
+
+        *strrchr(up, '/') = '\0';
+        t.replies = 0;
+        t.paths = NULL; /* tree_deleted names no path of it */
+        if (zoo_adelete(t.r.zh, up, -1, tree_deleted, NULL) != ZOK ||
+            pump_until(&t.r, &t.replies, 1) != 0 || t.errors != 0)
+            rc = -1;
+        free(up);
+    }
+    zookeeper_close(t.r.zh);
+    tr = NULL;
+    return rc == 0 ? t.deleted : -1;
 }

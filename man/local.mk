@@ -5,6 +5,7 @@
 # and nothing generated is kept in the tree or the tarball.
 dist_man_MANS = \
 	man/zklock.1 \
+	man/zklock-bench.1 \
 	man/zklock.3 \
 	man/zkl_client_new.3 \
 	man/zkl_lock_new.3 \

@@ -5,7 +5,9 @@
 # here: a skip is neither a pass nor a failure, and is shown as such).
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
-ZKLOCK="$top_builddir/zklock"
+# ZKL_TEST_ZKLOCK: another zklock to test than the build's (test/install.sh
+# runs test-cli.sh on the installed one).
+ZKLOCK=${ZKL_TEST_ZKLOCK:-$top_builddir/zklock}
 H=${ZKL_TEST_HOSTS:?run through test/suite.sh}
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT

@@ -11,171 +11,26 @@
 #
 #   test/packages.sh
 #
-# As root (debootstrap, chroot, mount), on Debian 12 with the packages of
-# test/setup.sh, reaching only the Debian mirror that apt is set up for.
-# ZKL_PKG_CACHE (default /var/cache/zklock-packages; empty: none) keeps
-# the bootstrapped root as a tarball and the .debs apt fetched into it,
-# so a re-run on the same machine neither bootstraps nor downloads again.
-# ZKL_TEST_KEEP=1 keeps the work directory (packages, logs, root).
+# As root; the root, its cache (ZKL_PKG_CACHE) and what the machine needs
+# are test/chroot.sh's. ZKL_TEST_KEEP=1 keeps the work directory
+# (packages, logs, root).
 set -uo pipefail
+CHROOT_SUITE=packages
+. "$(dirname "$0")/chroot.sh"
 
-top=$(cd "$(dirname "$0")/.." && pwd)
-cache=${ZKL_PKG_CACHE-/var/cache/zklock-packages}
-passed=0
-failed=0
-
-if [ "$(id -u)" != 0 ]; then
-    echo "FAIL: packages (needs root: debootstrap, chroot, mount)"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-
-work=$(mktemp -d /tmp/zklock-packages.XXXXXX)
-chmod 755 "$work"
-root=$work/root
-export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
-
-mounted() { # what is mounted under the root, deepest first
-    awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r
-}
-
-cleanup() {
-    local m
+# The libuv server of step 4, killed if the script ends before it does.
+chroot_on_exit() {
     [ -n "${uv_pid:-}" ] && kill -KILL "$uv_pid" 2>/dev/null
-    bash "$top/test/zkserver.sh" kill "$work/zk" >/dev/null 2>&1 || true
-    for m in $(mounted); do
-        umount "$m" 2>/dev/null || umount -l "$m" || true
-    done
-    # rm -rf through a bind mount of /dev would empty the host's /dev.
-    if [ -n "$(mounted)" ]; then
-        echo "packages: still mounted under $root; $work left in place" >&2
-        return
-    fi
-    [ -n "${ZKL_TEST_KEEP:-}" ] || rm -rf --one-file-system "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# step NAME COMMAND...: COMMAND's output goes to $work/NAME.log, shown
-# (its end) only on failure; the time is on the line because the CI
-# budget for this stage is tight.
-step() {
-    local name=$1 t0=$EPOCHREALTIME rc t
-    shift
-    "$@" >"$work/$name.log" 2>&1
-    rc=$?
-    t=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-    if [ $rc = 0 ]; then
-        passed=$((passed + 1))
-        echo "PASS: packages/$name ($t s)"
-    else
-        failed=$((failed + 1))
-        echo "FAIL: packages/$name ($t s)"
-        sed 's/^/    /' "$work/$name.log" | tail -30
-    fi
-    return $rc
-}
-
-finish() {
-    echo "$passed passed, $failed failed"
-    [ "$failed" = 0 ]
-    exit
-}
-
-inroot() {
-    chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-        HOME=/root LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
-}
-
-apt_install() {
-    inroot apt-get install -y -q --no-install-recommends \
-        -o Dpkg::Use-Pty=0 "$@"
+    return 0
 }
 
 # ---- 1. build ----
 src=$work/zklock-0.1.0
 
-# The files of an exported tree (git archive, make dist: no .git) that a
-# commit would hold: its .gitignore files applied as git applies them
-# (per directory, last match wins, "!" re-includes, "/" anchors, a
-# trailing "/" means directories, an ignored directory is left whole).
-# NUL-separated, relative to the top.
-tree_files() {
-    python3 - "$top" <<'PY'
-import fnmatch, os, sys
-
-top = sys.argv[1]
-
-def rules(d, base):
-    out = []
-    try:
-        lines = open(os.path.join(d, ".gitignore")).read().splitlines()
-    except OSError:
-        return out
-    for p in lines:
-        p = p.rstrip()
-        if not p or p.startswith("#"):
-            continue
-        neg = p.startswith("!")
-        p = p[1:] if neg else p
-        dir_only = p.endswith("/")
-        p = p.rstrip("/")
-        anchored = "/" in p
-        out.append((base, p.lstrip("/"), neg, dir_only, anchored))
-    return out
-
-def ignored(rel, is_dir, active):
-    verdict = False
-    for base, p, neg, dir_only, anchored in active:
-        if dir_only and not is_dir:
-            continue
-        if base and not rel.startswith(base + "/"):
-            continue
-        sub = rel[len(base) + 1:] if base else rel
-        if anchored:
-            a, b = p.split("/"), sub.split("/")
-            hit = len(a) == len(b) and all(map(fnmatch.fnmatchcase, b, a))
-        else:
-            hit = fnmatch.fnmatchcase(sub.rsplit("/", 1)[-1], p)
-        if hit:
-            verdict = not neg
-    return verdict
-
-def walk(d, rel, active):
-    active = active + rules(d, rel)
-    for name in sorted(os.listdir(d)):
-        r = rel + "/" + name if rel else name
-        full = os.path.join(d, name)
-        is_dir = os.path.isdir(full) and not os.path.islink(full)
-        if name == ".git" or ignored(r, is_dir, active):
-            continue
-        if is_dir:
-            walk(full, r, active)
-        else:
-            sys.stdout.write(r + "\0")
-
-walk(top, "", [])
-PY
-}
-
 build() {
-    mkdir -p "$src" || return 1
     # The files a commit would hold, so nothing built in the checkout
-    # (configure, objects) leaks into the package build: git's list in a
-    # work tree, else (an exported tree, and git is not among the
-    # packages test/setup.sh installs) the same rules applied by hand.
-    if command -v git >/dev/null &&
-        git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-        echo "files: git ls-files"
-        git -C "$top" ls-files -z -co --exclude-standard
-    else
-        echo "files: no git work tree; the tree's .gitignore rules"
-        tree_files
-    fi >"$work/files" || return 1
-    (cd "$top" && while IFS= read -r -d '' f; do
-        [ -e "$f" ] && printf '%s\0' "$f"
-    done) <"$work/files" |
-        tar -C "$top" --null -T - -cf - | tar -C "$src" -xf - &&
+    # (configure, objects) leaks into the package build.
+    copy_tree "$src" &&
     # The source package too (a second), only so lintian can check
     # debian/control and debian/copyright, which a -b build never reads
     # as source.
@@ -199,69 +54,11 @@ run_lintian() {
 step lintian run_lintian
 
 # ---- 2. a clean root ----
-mirror() { # the Debian mirror apt uses for bookworm
-    local m=
-    if [ -f /etc/apt/sources.list ]; then
-        m=$(awk '$1 == "deb" { i = 2
-                  if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
-                  if ($(i + 1) == "bookworm") { print $i; exit } }' \
-            /etc/apt/sources.list)
-    fi
-    if [ -z "$m" ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        m=$(awk 'BEGIN { RS = "" }
-                 /(^|\n)Suites:[^\n]*[ \t]bookworm([ \t]|\n|$)/ {
-                     match($0, /(^|\n)URIs:[ \t]*[^ \t\n]+/)
-                     s = substr($0, RSTART, RLENGTH); sub(/.*URIs:[ \t]*/, "", s)
-                     print s; exit }' /etc/apt/sources.list.d/debian.sources)
-    fi
-    echo "${m:-http://deb.debian.org/debian}"
-}
-
-make_root() {
-    local tarball=$cache/bookworm-minbase.tar m f k
-    m=$(mirror)
-    echo "mirror: $m"
-    if [ -n "$cache" ] && [ -n "$(find "$tarball" -mtime -7 2>/dev/null)" ]; then
-        echo "from $tarball"
-        mkdir -p "$root" && tar -C "$root" --numeric-owner -xpf "$tarball" || return 1
-    else
-        debootstrap --variant=minbase bookworm "$root" "$m" || return 1
-        if [ -n "$cache" ]; then
-            mkdir -p "$cache" &&
-            tar -C "$root" --numeric-owner -cf "$tarball.$$" . &&
-            mv "$tarball.$$" "$tarball"
-        fi
-    fi
-    # apt in the root reads what the host's reads (mirror, updates,
-    # security), with the keyrings those name.
-    : >"$root/etc/apt/sources.list"
-    [ -f /etc/apt/sources.list ] && cp /etc/apt/sources.list "$root/etc/apt/"
-    for f in /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-        [ -f "$f" ] && cp "$f" "$root/etc/apt/sources.list.d/"
-    done
-    for k in $(cat "$root"/etc/apt/sources.list "$root"/etc/apt/sources.list.d/* |
-               grep -oiE 'signed-by[=:][ ]*[^] ]+' | sed 's/^[^=:]*[=:] *//'); do
-        [ -f "$k" ] && [ ! -e "$root$k" ] && cp "$k" "$root$k"
-    done
-    apt-config dump | grep -E '^Acquire::(http|https)::Proxy' \
-        >"$root/etc/apt/apt.conf.d/99host-proxy" || true
-    # 6 MB of package descriptions per update that nothing here reads.
-    echo 'Acquire::Languages "none";' >"$root/etc/apt/apt.conf.d/99no-languages"
-    cp -L /etc/resolv.conf "$root/etc/resolv.conf"
-    # Nothing installed here may start a service on the host's network.
-    printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
-    chmod 755 "$root/usr/sbin/policy-rc.d"
-    # Minimal images drop manual pages on install (dpkg path-exclude);
-    # the man step needs ours.
-    for f in "$root"/etc/dpkg/dpkg.cfg.d/*; do
-        [ -f "$f" ] && grep -q 'path-exclude.*/usr/share/man' "$f" &&
-            { echo "dropping man excludes of $f"; sed -i '\|path-exclude.*/usr/share/man|d' "$f"; }
-    done
-    mount -t proc proc "$root/proc" &&
-    mount --bind /dev "$root/dev" &&
-    mount --bind /dev/pts "$root/dev/pts" || return 1
-    # The packages just built, as a repository apt resolves like any
-    # other: so the Depends of each one are what gets tested.
+# The packages just built, as a repository apt resolves like any other:
+# so the Depends of each one are what gets tested.
+root_with_repo() {
+    local f
+    make_root || return 1
     mkdir -p "$root/zklock-repo" || return 1
     for f in "$work"/*.deb; do
         case $f in *-dbgsym_*) ;; *) cp "$f" "$root/zklock-repo/" || return 1 ;; esac
@@ -269,19 +66,9 @@ make_root() {
     (cd "$root/zklock-repo" && dpkg-scanpackages -m . >Packages 2>/dev/null) &&
     echo 'deb [trusted=yes] file:/zklock-repo ./' \
         >"$root/etc/apt/sources.list.d/zklock.list" || return 1
-    if [ -n "$cache" ] && [ -d "$cache/debs" ]; then
-        cp "$cache"/debs/*.deb "$root/var/cache/apt/archives/" 2>/dev/null
-    fi
     inroot apt-get update -q
 }
-step chroot make_root || finish
-
-save_debs() {
-    [ -n "$cache" ] || return 0
-    mkdir -p "$cache/debs" &&
-    cp -n "$root"/var/cache/apt/archives/*.deb "$cache/debs/" 2>/dev/null
-    return 0
-}
+step chroot root_with_repo || finish
 
 # ---- 3. the libuv adapter alone, then the rest ----
 step install-libuv-dev apt_install libzklock-libuv-dev gcc libc6-dev pkg-config || finish
@@ -391,6 +178,7 @@ cli() {
     # the writer with SIGPIPE.)
     inroot zklock --help | grep '^usage: zklock run' >/dev/null || return 1
     inroot zklock --version | grep -x 'zklock 0\.1\.0' || return 1
+    inroot zklock-bench --help | grep '^usage: zklock-bench' >/dev/null || return 1
     inroot zklock run -s "$H" /pkgtest/x -- true || return 1
     inroot zklock run -s "$H" /pkgtest/x -- sh -c 'exit 7'
     rc=$?
@@ -418,6 +206,7 @@ manpages() {
     echo "$n pages"
     [ "$n" -gt 0 ] &&
     inroot man -w zklock | grep '/man1/zklock\.1' &&
+    inroot man -w zklock-bench | grep '/man1/zklock-bench\.1' &&
     inroot man -w zkl_lock_new | grep '/man3/zkl_lock_new\.3'
 }
 step man manpages

@@ -202,6 +202,28 @@ t_uninstall() { # distcheck's rule: uninstall leaves no file behind
     [ -z "$left" ] || { echo "left behind:"; echo "$left"; return 1; }
 }
 
+# The shutdown recipe is one text: README.md's and zklock(3)'s, each
+# between its shutdown-recipe markers, say the same words once markup
+# (backticks, bold, roff requests, list numbers) and line breaks are
+# gone.
+recipe_words() { # the text on stdin, one word per line
+    sed -E 's/^[[:space:]]*[0-9]+\.[[:space:]]+//' | tr -s ' \t\n' '\n\n\n' | sed '/^$/d'
+}
+t_shutdown_recipe() {
+    local page=$man/zklock.3
+    sed -n '/^<!-- shutdown-recipe/,/^<!-- \/shutdown-recipe/p' "$top_srcdir/README.md" |
+        sed '1d;$d' | sed 's/^\*\*Shutting down\.\*\* //; s/`//g' |
+        recipe_words >"$tmp/recipe.md"
+    { grep -m1 '^\.TH' "$page"; echo .nh; echo .ad l
+      sed -n '/^\.\\" shutdown-recipe/,/^\.\\" \/shutdown-recipe/p' "$page"; } |
+        groff -t -man -Tascii -P -cbou 2>&1 | grep -v '^ZKLOCK(3) \|^zklock  ' |
+        recipe_words >"$tmp/recipe.man"
+    [ -s "$tmp/recipe.md" ] || { echo "no recipe between the markers in README.md"; return 1; }
+    [ -s "$tmp/recipe.man" ] || { echo "no recipe between the markers in zklock.3"; return 1; }
+    diff "$tmp/recipe.md" "$tmp/recipe.man" >"$tmp/recipe.diff" ||
+        { echo "README.md (<) and zklock.3 (>) differ, word by word:"; cat "$tmp/recipe.diff"; return 1; }
+}
+
 (cd "$man" && render "$tmp/pages" $pages)
 for p in $pages; do
     check "render/$p" t_render "$p"
@@ -228,4 +250,5 @@ if [ -n "$man3" ] && [ -d "$man3" ]; then
     done
 fi
 check aliases-uninstall t_uninstall
+check shutdown-recipe t_shutdown_recipe
 finish
