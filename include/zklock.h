@@ -766,7 +766,11 @@ ZKL_EXTERN int zkl_lock_cancel(zkl_lock_t *lk);
 /* Releases a held lock: deletes its node, retrying through connection
  * loss until the delete is known done or the session is known gone.
  * The handle counts as not holding from this call on. Callback: exactly
- * one ZKL_LOCK_RELEASED. Errors: ZKL_EINVAL, ZKL_ENOTHELD (not held,
+ * one ZKL_LOCK_RELEASED: status 0, or ZKL_ESESSION when the session
+ * expired, or is presumed to have (no answer from the server for 9/10
+ * of the session timeout, as for LOST): the node goes with the session,
+ * or by the delete, which the client goes on trying in the background
+ * (zkl_client_pending() counts it). Errors: ZKL_EINVAL, ZKL_ENOTHELD (not held,
  * already released, or lost), ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_lock_release(zkl_lock_t *lk);
 

@@ -1903,7 +1903,11 @@ void zkl__on_connected(zkl_client_t *c, int reconnect)
 
 /* The server may have expired the session by now, or may do so before
  * we could hear otherwise (see touched_at in internal.h), so a holder
- * must assume another contender holds the lock. */
+ * must assume another contender holds the lock. A release waiting for
+ * its delete is answered too: its node goes with the session, or by
+ * the delete, which goes on in the background should the session
+ * have survived; the user, whose hold ended at the call, no longer
+ * waits for a server that may not come back. */
 void zkl__on_presumed_expiry(zkl_client_t *c)
 {
     zkl__att_t *a, *nx;
@@ -1912,6 +1916,8 @@ void zkl__on_presumed_expiry(zkl_client_t *c)
         nx = a->next;
         if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL)
             zkl__att_let_go(a, ZKL_LOCK_LOST, ZKL_ESESSION);
+        else if (a->goal == ZKL__GOAL_DELETE && a->lk != NULL)
+            zkl__att_detach(a, ZKL_LOCK_RELEASED, ZKL_ESESSION);
     }
 }
 

@@ -291,6 +291,23 @@ TEST(release_while_disconnected)
     ASSERT(WAIT_FOR(a.released == 2, 10000));
     ASSERT_RC(a.last_status, ZKL_ESESSION);
     ASSERT_EQ(a.lost, 0);
+
+    /* The server stays out of reach: the release is answered by the
+     * presumed expiry (9/10 of 6 s after the last answer), not never;
+     * the node goes with the session all the same. */
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(WAIT_FOR(a.acquired == 3, 10000));
+    fp_refuse(fp, 1);
+    fp_cut(fp);
+    ASSERT(WAIT_FOR(a.suspended == 3, 6000));
+    ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    ASSERT(WAIT_FOR(a.released == 3, 8000));
+    ASSERT_RC(a.last_status, ZKL_ESESSION);
+    ASSERT_EQ(a.lost, 0);
+    ASSERT_EQ(zkl_lock_state(a.lk), ZKL_STATE_IDLE);
+    fp_refuse(fp, 0);
+    ASSERT(WAIT_FOR(zkl_client_pending(x) == 0, 15000));
+    ASSERT_EQ(t_zk_wait_count(p, 0, 15000), 0);
     zkl_lock_free(a.lk);
     zkl_client_free(x);
     fp_free(fp);
