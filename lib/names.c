@@ -135,6 +135,12 @@ static int path_rules(const char *path, int allow_root, char *buf,
             return why(buf, size, "character U+%04X at byte %zu, which "
                        "ZooKeeper refuses (U+D800 to U+F8FF, U+FFF0 to "
                        "U+FFFF)", (unsigned)cp, i + 1);
+        /* Java holds it as two UTF-16 surrogates, which the server's
+         * check refuses like the lone ones above. */
+        if (cp > 0xffff)
+            return why(buf, size, "character U+%04X at byte %zu, beyond "
+                       "U+FFFF, which ZooKeeper refuses", (unsigned)cp,
+                       i + 1);
     }
     return ZKL_OK;
 }

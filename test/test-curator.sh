@@ -163,7 +163,9 @@ t_zklock_revoke_reaches_curator() {
     peer "$p" -1 30000 revocable > "$tmp/rvc" &
     local cur=$!
     wait_line "$tmp/rvc" ACQUIRED 20 || return 1
-    "$ZKLOCK" revoke -s "$H" "$p" | grep -q "from 1 holder" || return 1
+    # Exit 0: every holder asked (one) let go within --wait.
+    "$ZKLOCK" revoke -s "$H" "$p" > "$tmp/rvo" || { cat "$tmp/rvo"; return 1; }
+    [ "$(grep -c "let go" "$tmp/rvo")" = 1 ] || { cat "$tmp/rvo"; return 1; }
     wait_line "$tmp/rvc" RELEASED 10 || return 1
     wait_ok $cur || return 1
     grep -q '^REVOKED' "$tmp/rvc" || { cat "$tmp/rvc"; return 1; }
@@ -249,7 +251,7 @@ t_latch_curator_leads() {
     "$ZKLOCK" elect -s "$H" -n "$p" -- true 2>/dev/null
     [ $? = 1 ] || { echo "zklock led while Curator led"; return 1; }
     "$ZKLOCK" elect -s "$H" -t 0.5 "$p" -- true 2>/dev/null
-    [ $? = 1 ] || { echo "zklock led while Curator led"; return 1; }
+    [ $? = 4 ] || { echo "zklock led while Curator led"; return 1; } # timed out
     [ "$(count "$p")" = 1 ] || return 1
     "$ZKLOCK" elect -s "$H" --id zk-b "$p" -- sh -c 'date +%s%3N' > "$tmp/l2b" || return 1
     wait_ok $cur || return 1
@@ -262,7 +264,7 @@ t_latch_curator_leads() {
 }
 
 # A Curator InterProcessMutex on one path of a zklock set: the set gives
-# up after -t (exit 1, COMMAND not run, no node left on either path);
+# up after -t (exit 4, COMMAND not run, no node left on either path);
 # a set that waits runs once Curator releases. And the other way: while
 # a zklock set holds, Curator cannot take either of its paths.
 t_curator_mutex_and_zklock_set() {
@@ -275,9 +277,9 @@ t_curator_mutex_and_zklock_set() {
     st=$?
     el=$(( ($(date +%s%N) - t0) / 1000000 ))
     cat "$tmp/me"
-    [ $st = 1 ] || { echo "exit $st"; return 1; }
+    [ $st = 4 ] || { echo "exit $st"; return 1; } # timed out
     [ "$el" -ge 2000 ] || { echo "gave up after $el ms"; return 1; }
-    grep -q "not acquired within 2 s" "$tmp/me" || return 1
+    grep -q "timed out: not acquired within 2 s" "$tmp/me" || return 1
     ! grep -q SHOULD-NOT-RUN "$tmp/mo" || return 1
     [ "$(count "$p1")" = 0 ] && [ "$(count "$p2")" = 1 ] || return 1
     "$ZKLOCK" run -s "$H" -t 30 "$p2" "$p1" -- sh -c 'date +%s%3N; sleep 3; date +%s%3N' > "$tmp/ms2" &

@@ -34,6 +34,8 @@ struct guard {
     struct watch cmd;   /* COMMAND's process */
     struct pidset termed; /* each process gets SIGTERM once */
     int ending;         /* COMMAND is reaped: ending what it left */
+    double cmd_since;   /* when COMMAND was forked: a group signal got
+                         * before then never reached it */
     double deadline;    /* when SIGKILL goes out; 0: none set */
     /* The guard is in zklock's process group, so a signal sent to the
      * group comes here too: the last few, to match zklock's against. */
@@ -106,6 +108,8 @@ static _Noreturn void failed(struct guard *g, const char *what, int err)
     _exit(0);
 }
 
+static void on_sigfd(struct guard *g);
+
 static void start_command(struct guard *g)
 {
     const struct guard_args *a = g->a;
@@ -114,6 +118,10 @@ static void start_command(struct guard *g)
 
     if (pipe2(ep, O_CLOEXEC) != 0)
         failed(g, "pipe", errno);
+    /* Signals already here are recorded as older than COMMAND, which
+     * never got them: zklock's copy is passed on (group_sent). */
+    on_sigfd(g);
+    g->cmd_since = now();
     pid = fork();
     if (pid == 0) {
         int err;
@@ -122,9 +130,10 @@ static void start_command(struct guard *g)
          * SIGPIPE at their defaults, the rest as zklock got them. The
          * mask comes last, so that a signal sent before this point
          * (held pending by the guard's mask) is acted upon now. */
-        signal(SIGINT, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
+        /* SIGINT, SIGHUP, SIGTERM: as zklock got them (which reads
+         * them from a signalfd, blocked, not ignored): one that nohup or
+         * a shell's background job ignores stays ignored. SIGPIPE is
+         * zklock's own SIG_IGN. */
         signal(SIGPIPE, SIG_DFL);
         close(ep[0]);
         if (setenv("ZKLOCK_TOKEN", a->tokens, 1) != 0 ||
@@ -178,7 +187,8 @@ static int group_sent(struct guard *g, const struct guard_msg *m)
         return 0; /* COMMAND left the group: not its signal */
     for (i = 0; i < n; i++)
         if (g->got[i].signo == m->value && g->got[i].code == m->code &&
-            g->got[i].pid == m->pid && now() - g->got[i].at < 1.0) {
+            g->got[i].pid == m->pid && now() - g->got[i].at < 1.0 &&
+            g->got[i].at >= g->cmd_since) {
             g->got[i].signo = 0;
             return 1;
         }
@@ -289,20 +299,19 @@ _Noreturn void guard_main(const struct guard_args *a)
     g.a = a;
     g.sfd = g.execfd = -1;
     close_zklock_fds(a->fd);
-    /* Signals meant for COMMAND, or for a whole process group, are
-     * blocked (the ones zklock passes on read from the signalfd): the
-     * guard must outlive them to do its job. */
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGQUIT);
-    sigaddset(&block, SIGHUP);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGTSTP);
-    sigaddset(&block, SIGTTIN);
-    sigaddset(&block, SIGTTOU);
-    sigaddset(&block, SIGPIPE);
-    sigaddset(&block, SIGCHLD);
-    sigaddset(&block, SIGUSR1);
+    /* Every signal that can be is blocked (the ones zklock passes on
+     * are read from the signalfd; a fault's are left, to end a broken
+     * guard): the guard is in zklock's process group, and a signal sent
+     * to the group (USR2, ALRM, ...) must not kill it, or COMMAND's
+     * setsid()'d processes would outlive the hold. SIGKILL to the group
+     * cannot be blocked: zklock(1) says so. COMMAND starts with
+     * zklock's own mask (start_command). */
+    sigfillset(&block);
+    sigdelset(&block, SIGSEGV);
+    sigdelset(&block, SIGBUS);
+    sigdelset(&block, SIGFPE);
+    sigdelset(&block, SIGILL);
+    sigdelset(&block, SIGABRT);
     sigprocmask(SIG_BLOCK, &block, NULL);
     signal(SIGCHLD, SIG_DFL); /* not SIG_IGN: we wait for our children */
     sigemptyset(&fdset);

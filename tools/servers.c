@@ -99,8 +99,9 @@ static int split(const char *list)
                 colon = c;
         if ((s->host = strndup(e, (size_t)(colon - e))) == NULL)
             return -1;
-        snprintf(s->port, sizeof s->port, "%.*s", (int)(end - colon - 1),
-                 colon + 1);
+        /* As a number: "02181" is 2181 to the ZooKeeper client, and
+         * leading zeros must not cut the copy short. */
+        snprintf(s->port, sizeof s->port, "%ld", strtol(colon + 1, NULL, 10));
         nservers++;
         if (*end == '\0')
             return 0;
