@@ -15,8 +15,18 @@ ZKCLI=/usr/share/zookeeper/bin/zkCli.sh
 
 # The root's children, one per line (zkCli.sh prints "[a, b]" last).
 root_children() {
-    "$ZKCLI" -server "$H" ls / 2>/dev/null | tail -n 1 |
-        sed -n 's/^\[\(.*\)\]$/\1/p' | tr -d ' ' | tr ',' '\n' | sort
+    local i out
+    # zkCli.sh (a JVM) can fail to list under load: the root always
+    # holds /zookeeper, so an answer without it is no answer; try again.
+    for i in 1 2 3 4 5; do
+        out=$("$ZKCLI" -server "$H" ls / 2>/dev/null | tail -n 1 |
+            sed -n 's/^\[\(.*\)\]$/\1/p' | tr -d ' ' | tr ',' '\n' | sort)
+        if printf '%s\n' "$out" | grep -qx zookeeper; then
+            printf '%s\n' "$out"
+            return 0
+        fi
+        sleep 1
+    done
 }
 
 # Nothing at the root now that was not there in $tmp/root.before, and

@@ -755,14 +755,38 @@ t_tree_guard_killed() {
         env ZKL_TEST_MARK="$mark" sh "$tmp/tr/tree.sh" "$tmp/tr" plain 2>"$tmp/tge" &
     zp=$!
     wait_file "$tmp/tr/up" 10 || return 1
-    g=$(pgrep -P $zp)
+    # zklock's child is the sentinel; the guard is the sentinel's.
+    s=$(pgrep -P $zp)
+    [ -n "$s" ] && [ "$(echo "$s" | wc -l)" = 1 ] || { echo "sentinel: $s"; return 1; }
+    g=$(pgrep -P "$s")
     [ -n "$g" ] && [ "$(echo "$g" | wc -l)" = 1 ] || { echo "guard: $g"; return 1; }
     kill -KILL "$g"
     wait $zp; st=$?
     cat "$tmp/tge"
     [ $st = 70 ] || { echo "exit $st"; return 1; }
     [ -z "$(marked "$mark")" ] || { echo "left: $(marked "$mark")"; return 1; }
-    grep -q "guard process $g killed by signal 9; killed the 6 processes" "$tmp/tge" || return 1
+    grep -q "the guard (pid $g) is gone; killed the 6 processes" "$tmp/tge" || return 1
+    grep -q "guard process killed by signal 9" "$tmp/tge" || return 1
+    wait_count "$p" 0 5
+}
+
+# SIGKILL to zklock's whole process group (kill -9 %job, timeout -k)
+# kills zklock, the guard and the command at once; the command's
+# processes that left the group (setsid) are the sentinel's to kill
+# (it is in a group of its own), before anyone else holds the lock.
+t_tree_group_killed() {
+    local p="$base/tk" mark="$tmp/tk" zp
+    make_tree
+    setsid "$ZKLOCK" run -s "$H" --session-timeout 4000 "$p" -- \
+        env ZKL_TEST_MARK="$mark" sh "$tmp/tr/tree.sh" "$tmp/tr" plain 2>"$tmp/tke" &
+    zp=$!
+    wait_file "$tmp/tr/up" 10 || return 1
+    [ -n "$(marked "$mark")" ] || return 1
+    kill -KILL -- -"$zp"
+    wait "$zp" 2>/dev/null
+    wait_unmarked "$mark" 5 || { cat "$tmp/tke"; echo "left: $(marked "$mark")"; return 1; }
+    # Granted once the session expires; nothing of the first is alive.
+    "$ZKLOCK" run -s "$H" -t 30 "$p" -- true || return 1
     wait_count "$p" 0 5
 }
 
@@ -809,7 +833,9 @@ wait_for(lambda: os.path.exists(os.path.join(d, "up")), "the command")
 os.write(fd, b"\x03")                       # Ctrl-C
 wait_for(lambda: (drain(), len(lines("ints")))[1] >= 1, "the command's trap")
 guard = int(lines("guard")[0])
-zk = int(open("/proc/%d/stat" % guard).read().rsplit(")", 1)[1].split()[1])
+def ppid(p):
+    return int(open("/proc/%d/stat" % p).read().rsplit(")", 1)[1].split()[1])
+zk = ppid(ppid(guard))                      # the guard's parent is the sentinel
 os.kill(zk, 2)                              # SIGINT to zklock alone
 wait_for(lambda: len(lines("ints")) >= 2, "the forwarded SIGINT")
 os.killpg(os.getpgid(zk), 2)                # to the whole group
@@ -1253,6 +1279,7 @@ check tree_lost t_tree_lost
 check tree_revoked t_tree_revoked
 check tree_leftovers t_tree_leftovers
 check tree_guard_killed t_tree_guard_killed
+check tree_group_killed t_tree_group_killed
 check tree_ctrl_c t_tree_ctrl_c
 check tree_exec_failure t_tree_exec_failure
 check tree_signal_after_exit t_tree_signal_after_exit

@@ -585,6 +585,9 @@ TEST(sem_limit_mismatch_refused_while_held)
     /* The same limit joins, and does not write. */
     ASSERT(take(&y2, -1));
     ASSERT_EQ(t_zk_count(sub(p, "leases")), 2);
+    /* y2's mutex node may still be on its way out: a try-lock that met
+     * it would be told ZKL_ELOCKED, before any record is read. */
+    ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
     ASSERT(!take(&x3, 0));
     ASSERT_RC(x3.last_status, ZKL_ELIMIT);
     release(&h2);

@@ -77,16 +77,17 @@ static void guard_gone(struct run *r)
         /* Its failure was reported; its death is ours to report. */
         int n = r->guard_failed ? 0 : tree_kill_all(NULL);
 
+        /* The sentinel kills what the guard left and ends as it did;
+         * what is left when the sentinel itself died is ours. */
         if (!r->guard_failed && WIFSIGNALED(st))
-            fprintf(stderr, "%s: guard process %ld killed by signal %d; "
-                    "killed the %d process%s of %s\n", prog,
-                    (long)r->guard, WTERMSIG(st), n, n == 1 ? "" : "es",
-                    r->argv[0]);
+            fprintf(stderr, "%s: guard process killed by signal %d\n",
+                    prog, WTERMSIG(st));
         else if (!r->guard_failed)
-            fprintf(stderr, "%s: guard process %ld exited %d unexpectedly; "
-                    "killed the %d process%s of %s\n", prog,
-                    (long)r->guard, WEXITSTATUS(st), n, n == 1 ? "" : "es",
-                    r->argv[0]);
+            fprintf(stderr, "%s: guard process exited %d unexpectedly\n",
+                    prog, WEXITSTATUS(st));
+        if (n > 0)
+            fprintf(stderr, "%s: killed the %d process%s of %s\n", prog,
+                    n, n == 1 ? "" : "es", r->argv[0]);
         status = EXIT_INTERNAL;
     }
     r->guard = 0;
@@ -168,11 +169,13 @@ void start_child(struct run *r)
     a.paths = paths;
     a.tokens = tokens;
     a.zklock = getpid();
+    a.zpgid = getpgrp();
+    a.parent = 0; /* the sentinel's pid, which it sets */
     a.fd = sv[1];
     fflush(NULL); /* nothing buffered twice */
     pid = fork();
     if (pid == 0)
-        guard_main(&a);
+        sentinel_main(&a);
     free(paths);
     free(tokens);
     close(sv[1]);

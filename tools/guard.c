@@ -94,9 +94,9 @@ static _Noreturn void orphaned(struct guard *g)
     int n = tree_kill_all(&g->cmd);
 
     if (n > 0)
-        fprintf(stderr, "%s: zklock (pid %ld) is gone; killed the %d "
-                "process%s of %s\n", g->a->prog, (long)g->a->zklock, n,
-                n == 1 ? "" : "es", g->a->argv[0]);
+        fprintf(stderr, "%s: zklock (pid %ld) or its sentinel is gone; "
+                "killed the %d process%s of %s\n", g->a->prog,
+                (long)g->a->zklock, n, n == 1 ? "" : "es", g->a->argv[0]);
     _exit(0);
 }
 
@@ -232,7 +232,7 @@ static void on_sigfd(struct guard *g)
     struct signalfd_siginfo si;
 
     while (read(g->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-        if (si.ssi_signo == SIGUSR1 && getppid() != g->a->zklock)
+        if (si.ssi_signo == SIGUSR1 && getppid() != g->a->parent)
             orphaned(g); /* the parent-death signal: a second way to know */
         if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGUSR1) {
             unsigned i = g->ngot++ % 8;
@@ -325,7 +325,7 @@ _Noreturn void guard_main(const struct guard_args *a)
         failed(&g, "signalfd", errno);
     if (prctl(PR_SET_PDEATHSIG, SIGUSR1) != 0)
         failed(&g, "prctl(PR_SET_PDEATHSIG)", errno);
-    if (getppid() != a->zklock)
+    if (getppid() != a->parent)
         orphaned(&g); /* gone before the parent-death signal was set */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
         failed(&g, "prctl(PR_SET_CHILD_SUBREAPER)", errno);

@@ -39,13 +39,25 @@ struct guard_args {
     double kill_after;    /* seconds from SIGTERM to SIGKILL */
     const sigset_t *mask; /* the signal mask COMMAND starts with */
     const char *paths, *tokens; /* ZKLOCK_PATH, ZKLOCK_TOKEN */
-    pid_t zklock;         /* zklock's pid, the guard's parent */
+    pid_t zklock;         /* zklock's pid */
+    pid_t zpgid;          /* zklock's process group, COMMAND's too */
+    pid_t parent;         /* the guard's parent: the sentinel */
     int fd;               /* the guard's end of the socket pair */
 };
 
-/* Runs in the child zklock forks once it holds: starts COMMAND and
- * looks after its tree until it is empty, then tells zklock and exits.
- * When zklock is gone, however it went, it kills the tree at once. */
+/* Runs in the sentinel's child, in zklock's process group: starts
+ * COMMAND and looks after its tree until it is empty, then tells zklock
+ * and exits. When zklock is gone, however it went, it kills the tree at
+ * once. */
 _Noreturn void guard_main(const struct guard_args *a);
+
+/* Runs in the child zklock forks once it holds (sentinel.c), in a
+ * process group of its own, so that a SIGKILL sent to zklock's whole
+ * group (kill -9 %job, timeout -k), which kills zklock, the guard and
+ * COMMAND at once, leaves it alive: it forks the guard, and, a child
+ * subreaper above it, kills what is left of the tree (processes of
+ * COMMAND that left the group with setsid()) when zklock or the guard
+ * dies. Exits when the guard has: with its status, or by its signal. */
+_Noreturn void sentinel_main(struct guard_args *a);
 
 #endif
