@@ -233,6 +233,9 @@ step limit-raised over_limit
 # the namespace): the tests restart it.
 cli_suite() {
     local hosts
+    # The tests' own tools, which the README's user does not need: a
+    # pty and sockets (python3), pgrep (procps).
+    apt_install python3 procps >/dev/null || return 1
     hosts=$(innet bash /root/zklock/test/zkserver.sh start /root/zk-cli) || return 1
     innet env ZKL_TEST_ZKLOCK=/usr/local/bin/zklock ZKL_TEST_PREFIX=install/ \
         ZKL_TEST_HOSTS="$hosts" ZKL_TEST_ZKDIR=/root/zk-cli \
