@@ -1214,6 +1214,9 @@ credentials() {
     out=$("$ZKLOCK" run -s "$H" --auth-file "$tmp/auth" "$p" -- echo RAN) && [ "$out" = RAN ] || return 1
     out=$(ZKLOCK_AUTH_FILE=$tmp/auth "$ZKLOCK" run -s "$H" "$p" -- echo RAN) && [ "$out" = RAN ] || return 1
     out=$(ZKLOCK_AUTH=digest:alice:s3cret "$ZKLOCK" run -s "$H" "$p" -- echo RAN) && [ "$out" = RAN ] || return 1
+    # The secret is zklock's: COMMAND does not see it.
+    out=$(ZKLOCK_AUTH=digest:alice:s3cret "$ZKLOCK" run -s "$H" "$p" -- sh -c 'echo "${ZKLOCK_AUTH-unset}"') &&
+        [ "$out" = unset ] || { echo "COMMAND saw ZKLOCK_AUTH: $out"; return 1; }
     ZKLOCK_AUTH=digest:alice:wrong expect 6 "ZooKeeper refused access to $p: its ACL (or a parent's) does not let digest:alice in" \
         run -s "$H" "$p" -- echo RAN || return 1
     ! grep -q wrong "$tmp/xe" || return 1

@@ -136,6 +136,9 @@ static void start_command(struct guard *g)
          * zklock's own SIG_IGN. */
         signal(SIGPIPE, SIG_DFL);
         close(ep[0]);
+        /* Credentials are zklock's, not COMMAND's: a secret passed on
+         * to every process it starts would be one more place to leak. */
+        unsetenv("ZKLOCK_AUTH");
         if (setenv("ZKLOCK_TOKEN", a->tokens, 1) != 0 ||
             setenv("ZKLOCK_PATH", a->paths, 1) != 0) {
             err = errno;
