@@ -572,6 +572,9 @@ TEST(sem_limit_mismatch_refused_while_held)
     ASSERT_RC(x3.last_status, ZKL_ELIMIT);
     ASSERT(t_now_ms() - t0 < 3000);
     ASSERT_EQ(zkl_lease_recorded_limit(x3.lk), 2);
+    /* The refused acquire's mutex node may still be on its way out: a
+     * try-lock that met it would be told ZKL_ELOCKED first. */
+    ASSERT_EQ(t_zk_wait_count(sub(p, "locks"), 0, 5000), 0);
     ASSERT(!take(&x3, 0));
     ASSERT_RC(x3.last_status, ZKL_ELIMIT);
     ASSERT(!take(&x3, 5000));
