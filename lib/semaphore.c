@@ -941,19 +941,10 @@ static void rec_write_done(int rc, const struct Stat *st, const void *data)
             /* A record of another limit that cannot be rewritten would
              * be trusted by the next acquirers while we hold with ours:
              * refused, as a mismatch is. */
-            size_t i;
-
             ZKL_LOG(ZKL_LOG_ERROR, "zklock: %s: the limit record says %d "
                     "and cannot be rewritten (%s); refusing the limit %d",
                     g->members[0]->path, g->rec, zerror(rc), g->max);
-            for (i = 0; i < g->n; i++) {
-                zkl__att_t *m = g->members[i]->att;
-
-                if (m != NULL && m->goal == ZKL__GOAL_ACQUIRE) {
-                    zkl__att_let_go(m, ZKL_LOCK_FAILED, ZKL_ELIMIT);
-                    return; /* the whole set fails with it */
-                }
-            }
+            sem_fail(g, NULL, ZKL_ELIMIT);
             return;
         }
         rec_off(g, "write", rc);

@@ -746,10 +746,10 @@ t_tree_leftovers() {
     wait_count "$p" 0 5
 }
 
-# The guard itself SIGKILLed: the tree comes back to zklock (a child
-# subreaper too), which kills it and exits 70.
+# The guard itself SIGKILLed: the tree comes back to the sentinel (a
+# child subreaper above it), which kills it; zklock exits 70.
 t_tree_guard_killed() {
-    local p="$base/tg" mark="$tmp/tg" zp g st
+    local p="$base/tg" mark="$tmp/tg" zp s g st
     make_tree
     "$ZKLOCK" run -s "$H" "$p" -- \
         env ZKL_TEST_MARK="$mark" sh "$tmp/tr/tree.sh" "$tmp/tr" plain 2>"$tmp/tge" &

@@ -8,7 +8,6 @@
  *
  * It is a plain poll loop: after the fork it must not touch zklock's
  * ZooKeeper client or event loop, whose descriptors it closes. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,7 +18,6 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -47,43 +45,12 @@ struct guard {
     unsigned ngot;
 };
 
-static double now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void tell(const struct guard *g, int type, int value)
 {
     struct guard_msg m = {type, value, 0, 0, 0};
 
     /* zklock may be gone: nothing to do then but what follows */
     (void)send(g->a->fd, &m, sizeof m, MSG_NOSIGNAL);
-}
-
-/* Every descriptor zklock made for itself is close-on-exec (the event
- * loop's, the ZooKeeper connection, its end of our socket); the guard
- * closes them, so that it holds nothing of zklock's. The others are
- * the caller's, for COMMAND, as they were before the guard. */
-static void close_zklock_fds(int keep)
-{
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-
-    if (d == NULL)
-        return;
-    while ((e = readdir(d)) != NULL) {
-        int fd = atoi(e->d_name), fl;
-
-        if (e->d_name[0] == '.' || fd == dirfd(d) || fd == keep)
-            continue;
-        fl = fcntl(fd, F_GETFD);
-        if (fl >= 0 && (fl & FD_CLOEXEC))
-            close(fd);
-    }
-    closedir(d);
 }
 
 /* zklock is gone, so the hold is (or will be, when its session
@@ -121,7 +88,7 @@ static void start_command(struct guard *g)
     /* Signals already here are recorded as older than COMMAND, which
      * never got them: zklock's copy is passed on (group_sent). */
     on_sigfd(g);
-    g->cmd_since = now();
+    g->cmd_since = now_s();
     pid = fork();
     if (pid == 0) {
         int err;
@@ -162,7 +129,7 @@ static void start_command(struct guard *g)
 
 static void set_deadline(struct guard *g)
 {
-    double at = now() + g->a->kill_after;
+    double at = now_s() + g->a->kill_after;
 
     if (g->deadline == 0 || at < g->deadline)
         g->deadline = at;
@@ -190,7 +157,7 @@ static int group_sent(struct guard *g, const struct guard_msg *m)
         return 0; /* COMMAND left the group: not its signal */
     for (i = 0; i < n; i++)
         if (g->got[i].signo == m->value && g->got[i].code == m->code &&
-            g->got[i].pid == m->pid && now() - g->got[i].at < 1.0 &&
+            g->got[i].pid == m->pid && now_s() - g->got[i].at < 1.0 &&
             g->got[i].at >= g->cmd_since) {
             g->got[i].signo = 0;
             return 1;
@@ -243,7 +210,7 @@ static void on_sigfd(struct guard *g)
             g->got[i].signo = (int)si.ssi_signo;
             g->got[i].code = si.ssi_code;
             g->got[i].pid = (pid_t)si.ssi_pid;
-            g->got[i].at = now();
+            g->got[i].at = now_s();
         }
     }
     tree_reap(&g->cmd);
@@ -296,26 +263,14 @@ static void begin_ending(struct guard *g)
 _Noreturn void guard_main(const struct guard_args *a)
 {
     struct guard g;
-    sigset_t block, fdset;
+    sigset_t fdset;
 
     memset(&g, 0, sizeof g);
     g.a = a;
     g.sfd = g.execfd = -1;
-    close_zklock_fds(a->fd);
-    /* Every signal that can be is blocked (the ones zklock passes on
-     * are read from the signalfd; a fault's are left, to end a broken
-     * guard): the guard is in zklock's process group, and a signal sent
-     * to the group (USR2, ALRM, ...) must not kill it, or COMMAND's
-     * setsid()'d processes would outlive the hold. SIGKILL to the group
-     * cannot be blocked: zklock(1) says so. COMMAND starts with
-     * zklock's own mask (start_command). */
-    sigfillset(&block);
-    sigdelset(&block, SIGSEGV);
-    sigdelset(&block, SIGBUS);
-    sigdelset(&block, SIGFPE);
-    sigdelset(&block, SIGILL);
-    sigdelset(&block, SIGABRT);
-    sigprocmask(SIG_BLOCK, &block, NULL);
+    /* The sentinel that forked the guard has closed zklock's
+     * descriptors and blocked every signal it can (sentinel.c): the
+     * ones zklock passes on are read from the signalfd. */
     signal(SIGCHLD, SIG_DFL); /* not SIG_IGN: we wait for our children */
     sigemptyset(&fdset);
     sigaddset(&fdset, SIGCHLD);
@@ -349,7 +304,7 @@ _Noreturn void guard_main(const struct guard_args *a)
             }
         }
         if (g.deadline > 0) {
-            double left = g.deadline - now();
+            double left = g.deadline - now_s();
 
             if (left <= 0) {
                 on_deadline(&g);

@@ -14,7 +14,7 @@
 static struct {
     struct event_base *base;
     zkl_client_t *c;
-    int up, ever, auth_failed, waiting, verbose;
+    int up, ever, waiting, verbose;
     double down_at;  /* when the connection went down (or was opened) */
     double limit_s;  /* --connect-timeout; 0: none */
     struct event *dog;
@@ -64,8 +64,7 @@ static void on_conn(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
             arm_dog();
         }
         break;
-    case ZKL_CONN_AUTH_FAILED:
-        cn.auth_failed = 1;
+    case ZKL_CONN_AUTH_FAILED: /* for good: conn_auth_failed() */
         cn.up = 0;
         break;
     }
@@ -108,8 +107,7 @@ int conn_is_up(void)
 
 int conn_auth_failed(void)
 {
-    return cn.auth_failed ||
-           (cn.c != NULL && zkl_client_state(cn.c) == ZKL_CONN_AUTH_FAILED);
+    return cn.c != NULL && zkl_client_state(cn.c) == ZKL_CONN_AUTH_FAILED;
 }
 
 double conn_down_for(void)

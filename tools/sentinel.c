@@ -28,9 +28,12 @@
 #include "guard.h"
 #include "tree.h"
 
-/* zklock's descriptors are close-on-exec; the guard's end of its socket
- * (keep) is the guard's, and zklock's end must be zklock's alone, or
- * zklock's death would not end the guard's socket. */
+/* Every descriptor zklock made for itself is close-on-exec (the event
+ * loop's, the ZooKeeper connection, its end of the guard's socket):
+ * closed, for the sentinel and the guard it forks, so that zklock's
+ * end of the socket is zklock's alone (its death must end the guard's
+ * socket) and nothing of zklock's is held. keep is the guard's end.
+ * The others are the caller's, for COMMAND, as they were. */
 static void close_cloexec_fds(int keep)
 {
     DIR *d = opendir("/proc/self/fd");
@@ -74,8 +77,13 @@ _Noreturn void sentinel_main(struct guard_args *a)
 
     setpgid(0, 0);
     close_cloexec_fds(a->fd);
-    /* Every signal it can, as the guard: only zklock's death (the
-     * parent-death signal) and the guard's (SIGCHLD) matter here. */
+    /* Every signal that can be is blocked, here and in the guard,
+     * which inherits the mask (a fault's are left, to end a broken
+     * process): the guard is in zklock's process group, and a signal
+     * sent to the group (USR2, ALRM, ...) must not kill it. COMMAND
+     * starts with zklock's own mask (guard.c, start_command). Here only
+     * zklock's death (the parent-death signal) and the guard's
+     * (SIGCHLD) matter. */
     sigfillset(&block);
     sigdelset(&block, SIGSEGV);
     sigdelset(&block, SIGBUS);
