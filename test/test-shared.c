@@ -130,6 +130,9 @@ static void xproc_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     } else if (ev == ZKL_LOCK_RELEASED) {
         (*done)++;
     } else {
+        /* Never expected: said, so that a failure shows what came. */
+        fprintf(stderr, "xproc %ld: %s %s\n", (long)getpid(),
+                zkl_lock_event_name(ev), zkl_err_name(status));
         __atomic_fetch_add(&xp->overlaps, 1000, __ATOMIC_SEQ_CST);
     }
 }
@@ -158,7 +161,18 @@ static long xproc_waiters(const char *p, int before_ms,
     }
     if (queued != NULL)
         queued();
-    ASSERT(WAIT_FOR(done == XK, 30000));
+    if (!WAIT_FOR(done == XK, 30000)) {
+        /* What each waiter was doing when time ran out (a CI run under
+         * valgrind once stalled here in both processes). */
+        for (i = 0; i < XK; i++)
+            fprintf(stderr, "xproc %ld: waiter %d %s\n", (long)getpid(), i,
+                    zkl_lock_state_name(zkl_lock_state(lk[i])));
+        fprintf(stderr, "xproc %ld: done %d, grants %d, sessions %s %s\n",
+                (long)getpid(), done, xp->grants,
+                zkl_conn_event_name(zkl_client_state(c[0])),
+                zkl_conn_event_name(zkl_client_state(c[1])));
+    }
+    ASSERT(WAIT_FOR(done == XK, 1));
     listings = listings_of(c, 2);
     for (i = 0; i < XK; i++)
         zkl_lock_free(lk[i]);
