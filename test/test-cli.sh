@@ -770,6 +770,22 @@ t_tree_guard_killed() {
     wait_count "$p" 0 5
 }
 
+# A TERM trap's clean-up runs to its end: what the handler forks after
+# the signal (here a sleep, then an echo) is not signalled too.
+t_tree_trap_cleanup() {
+    local p="$base/tt" zp
+    rm -f "$tmp/tt.up" "$tmp/tt.done"
+    "$ZKLOCK" run -s "$H" --revocable "$p" -- sh -c \
+        'trap "sleep 0.3; echo cleaned > $1.done; exit 0" TERM; touch $1.up; while :; do sleep 0.05; done' \
+        sh "$tmp/tt" 2>"$tmp/tte" &
+    zp=$!
+    wait_file "$tmp/tt.up" 10 || return 1
+    "$ZKLOCK" revoke -s "$H" "$p" >/dev/null || return 1
+    wait $zp || { cat "$tmp/tte"; return 1; }
+    [ "$(cat "$tmp/tt.done" 2>/dev/null)" = cleaned ] || { cat "$tmp/tte"; return 1; }
+    wait_count "$p" 0 5
+}
+
 # SIGKILL to zklock's whole process group (kill -9 %job, timeout -k)
 # kills zklock, the guard and the command at once; the command's
 # processes that left the group (setsid) are the sentinel's to kill
@@ -1283,6 +1299,7 @@ check tree_revoked t_tree_revoked
 check tree_leftovers t_tree_leftovers
 check tree_guard_killed t_tree_guard_killed
 check tree_group_killed t_tree_group_killed
+check tree_trap_cleanup t_tree_trap_cleanup
 check tree_ctrl_c t_tree_ctrl_c
 check tree_exec_failure t_tree_exec_failure
 check tree_signal_after_exit t_tree_signal_after_exit

@@ -193,37 +193,30 @@ static unsigned char *mark_below(pid_t root, const struct proc *v, size_t n)
 
 int tree_signal(pid_t root, int sig, struct pidset *seen)
 {
-    int total = 0, round;
+    struct proc *v;
+    unsigned char *below;
+    size_t n, i;
+    int got = 0;
 
-    for (round = 0; round < 100; round++) {
-        struct proc *v;
-        unsigned char *below;
-        size_t n, i;
-        int got = 0;
-
-        if (scan(&v, &n) != 0)
-            return -1;
-        if ((below = mark_below(root, v, n)) == NULL) {
-            free(v);
-            return -1;
-        }
-        for (i = 0; i < n; i++) {
-            if (!below[i] || v[i].state == 'Z' || v[i].state == 'X' ||
-                pidset_has(seen, v[i].pid))
-                continue;
-            if (pidset_add(seen, v[i].pid) != 0)
-                break;
-            if (kill(v[i].pid, sig) == 0 && sig != SIGKILL && sig != SIGCONT)
-                kill(v[i].pid, SIGCONT);
-            got++;
-        }
-        free(below);
+    if (scan(&v, &n) != 0)
+        return -1;
+    if ((below = mark_below(root, v, n)) == NULL) {
         free(v);
-        total += got;
-        if (got == 0)
-            break;
+        return -1;
     }
-    return total;
+    for (i = 0; i < n; i++) {
+        if (!below[i] || v[i].state == 'Z' || v[i].state == 'X' ||
+            pidset_has(seen, v[i].pid))
+            continue;
+        if (pidset_add(seen, v[i].pid) != 0)
+            break;
+        if (kill(v[i].pid, sig) == 0 && sig != SIGKILL && sig != SIGCONT)
+            kill(v[i].pid, SIGCONT);
+        got++;
+    }
+    free(below);
+    free(v);
+    return got;
 }
 
 int tree_reap(struct watch *w)

@@ -28,10 +28,12 @@ struct watch {
 
 /* Sends SIG, followed by SIGCONT (so that a stopped process can act on
  * it), to every living process below ROOT that is not in SEEN, and adds
- * it there. Scans again until a scan finds nobody new, so that a child
- * forked while the signals went out gets one too (one forked later, by
- * a handler, does not: it is part of the clean-up). Returns how many it
- * signalled, or -1 when /proc cannot be read. */
+ * it there. One scan: a scan after the signals went out would also find
+ * what their handlers fork for the clean-up (a trap's date or rm) and
+ * kill it mid-way. A child forked by a process not yet signalled, in
+ * the same moment, is missed: it ends with the SIGKILL that follows
+ * (--kill-after), or with what COMMAND leaves when it exits. Returns
+ * how many it signalled, or -1 when /proc cannot be read. */
 int tree_signal(pid_t root, int sig, struct pidset *seen);
 
 /* SIGKILLs every process below the caller and reaps them, until the
