@@ -522,7 +522,8 @@ typedef enum zkl_lock_event {
      * rules that out; every ZooKeeper lock client shares it. */
     ZKL_LOCK_LOST = 5,
     /* The release finished: status 0 (node deleted), ZKL_ESESSION (the
-     * session, and the node with it, is gone), ZKL_ECLOSED, ZKL_EAUTH or
+     * session, and the node with it, is gone or presumed gone: see
+     * zkl_lock_release()), ZKL_ECLOSED, ZKL_EAUTH or
      * ZKL_EZK if ZooKeeper refused the delete (the node then stays until
      * the session ends). Connection trouble is retried, not reported. */
     ZKL_LOCK_RELEASED = 6,

@@ -279,8 +279,13 @@ void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
      * (their nodes may already be someone else's turn). */
     if (rc == ZSESSIONEXPIRED)
         presume_expired(c);
-    if (k == ZKL__RC_CONNLOSS || k == ZKL__RC_GONE)
-        return; /* no answer from the server: it may never have seen it */
+    /* A throttled request, and a code no table knows, came in a reply:
+     * the server touched the session before it refused (3.8 touches in
+     * submitRequestNow(), ahead of every processor). Only the client's
+     * own codes say that the server may never have seen the request. */
+    if ((k == ZKL__RC_CONNLOSS || k == ZKL__RC_GONE) &&
+        rc != ZTHROTTLEDOP && zkl__rc_known(rc))
+        return;
     if (sent_at > c->touched_at) {
         c->touched_at = sent_at;
         c->presumed_lost = 0;
@@ -347,7 +352,11 @@ static uint64_t keepalive_at(const zkl_client_t *c)
 
 static void keepalive(zkl_client_t *c, uint64_t now)
 {
-    if (c->ka_sent_at != 0 || c->nholds == 0 || !zkl__is_connected(c) ||
+    /* Sent while the server throttles too (pause_sends): its answer,
+     * even a refusal, keeps the holds' bound fresh, and one small read
+     * a quarter timeout adds nothing to an overload. */
+    if (c->ka_sent_at != 0 || c->nholds == 0 || c->zh == NULL ||
+        !c->connected || c->expired || zkl__fence_up(c) ||
         now < keepalive_at(c))
         return;
     switch (zkl__fence_sent(c, zoo_aexists(c->zh, "/", 0, keepalive_done,
@@ -497,17 +506,47 @@ static int open_session(zkl_client_t *c)
     return ZKL_OK;
 }
 
+/* zookeeper_close() of a connected handle sends the close and waits
+ * for its answer: up to 3 s to write it and 1.5 s to read the answer,
+ * the loop stopped meanwhile. Only a handle that the fence gives up is
+ * renewed while connected; its connection is dropped first (the socket
+ * shut down, the client reading up to the end of the stream), so that
+ * the close returns at once. Its session then ends at its timeout on
+ * the server, not at once: its holds were told LOST already, and the
+ * other contenders wait that much longer. The ZooKeeper client reads
+ * one reply per call: what was on its way is read before the end. */
+#define ZKL__DROP_READS 4096
+
+static void drop_connection(zkl_client_t *c, zhandle_t *zh)
+{
+    int i;
+
+    for (i = 0; i < ZKL__DROP_READS; i++) {
+        int st = zoo_state(zh);
+
+        if (st != ZOO_CONNECTED_STATE && st != ZOO_READONLY_STATE)
+            return;
+        /* io_fd is a copy of the socket while the handle is connected
+         * (see zkl__on_result) */
+        if (i == 0 && (c->io_fd < 0 || shutdown(c->io_fd, SHUT_RDWR) != 0))
+            return;
+        zookeeper_process(zh, ZOOKEEPER_READ);
+    }
+}
+
 static void renew_session(zkl_client_t *c)
 {
     zhandle_t *old = c->zh;
 
     ZKL_LOG(ZKL_LOG_WARN, "zklock: session 0x%llx expired, opening a new one",
             (unsigned long long)c->session_id);
+    if (old != NULL)
+        drop_connection(c, old);
     c->zh = NULL;
     c->connected = 0;
-    /* An expired handle is not connected, so this does not block (a
-     * handle given up by the fence may be: see fence.c); it completes
-     * whatever was outstanding (the keepalive too) with ZCLOSING. */
+    /* A handle that is not connected closes without waiting; it
+     * completes whatever was outstanding (the keepalive too) with
+     * ZCLOSING. */
     if (old != NULL)
         zookeeper_close(old);
     zkl__fence_settle(c); /* every queued completion has run */

@@ -8,7 +8,7 @@
 
 #include "interpose.h"
 
-static int refuse_list, refuse_delete, refusals;
+static int refuse_list, refuse_delete, refuse_exists, refusals;
 static const char *maybe_fn;
 static int maybes;
 
@@ -31,6 +31,11 @@ void t_refuse_next_list(int rc)
 void t_refuse_next_delete(int rc)
 {
     refuse_delete = rc;
+}
+
+void t_refuse_exists(int rc)
+{
+    refuse_exists = rc;
 }
 
 int t_refusals(void)
@@ -95,9 +100,20 @@ FORWARD(zoo_aset, (zhandle_t *zh, const char *path, const char *buffer,
 FORWARD(zoo_async, (zhandle_t *zh, const char *path,
                     string_completion_t completion, const void *data),
         (zh, path, completion, data))
-FORWARD(zoo_aexists, (zhandle_t *zh, const char *path, int watch,
-                      stat_completion_t completion, const void *data),
-        (zh, path, watch, completion, data))
+int zoo_aexists(zhandle_t *zh, const char *path, int watch,
+                stat_completion_t completion, const void *data)
+{
+    static int (*fn)(zhandle_t *, const char *, int, stat_completion_t,
+                     const void *);
+
+    if (refuse_exists != 0) {
+        refusals++;
+        return refuse_exists;
+    }
+    if (fn == NULL)
+        *(void **)&fn = real("zoo_aexists");
+    return maybe("zoo_aexists", fn(zh, path, watch, completion, data));
+}
 FORWARD(zoo_awget_children2, (zhandle_t *zh, const char *path,
                               watcher_fn watcher, void *watcherCtx,
                               strings_stat_completion_t completion,

@@ -12,6 +12,10 @@
  * sending anything. */
 void t_refuse_next_list(int rc);
 void t_refuse_next_delete(int rc);
+/* Every zoo_aexists() returns rc without sending anything, until
+ * t_refuse_exists(0): a client that cannot allocate the fence's
+ * barrier, nor a keepalive. */
+void t_refuse_exists(int rc);
 /* How many refusals went off. */
 int t_refusals(void);
 

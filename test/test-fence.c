@@ -9,6 +9,7 @@
  * effect, the client's fence count, and no node left. */
 #include "common.h"
 #include "harness.h"
+#include "faultproxy.h"
 #include "interpose.h"
 
 #include <zookeeper/zookeeper.h>
@@ -295,4 +296,62 @@ TEST(fence_holds_guarded_writes)
     zkl_lock_free(a.lk);
     zkl_lock_free(b.lk);
     zkl_client_free(c);
+}
+
+/* A fence whose barrier the client never manages to queue ends in a new
+ * session (fence.c). The old handle is still connected then, and
+ * zookeeper_close() of a connected handle waits for the server's answer
+ * to the close: 1.5 s with a server that does not answer (here a proxy
+ * that stalls), the loop stopped meanwhile. The connection is dropped
+ * first now, so no turn of the loop comes near that; the hold is told
+ * LOST, the acquire goes on in the new session, and the old session's
+ * nodes go at its timeout. The session (10 s) is long enough that the
+ * client's own receive timeout (2/3 of it) does not drop the stalled
+ * connection before the fence gives up (its tokens last about 5 s). */
+TEST(fence_given_up_without_blocking)
+{
+    fp_t *fp = fp_new(t_base, t_port());
+    zkl_client_t *c;
+    const char *p = t_path("a"), *q = t_path("b");
+    uint64_t end, longest = 0;
+    t_lock_t a, b;
+
+    ASSERT(fp != NULL);
+    c = t_client(fp_hosts(fp), 10000, NULL);
+    t_lock_init(&a, c, p);
+    t_lock_init(&b, c, q);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    t_maybe_next("zoo_acreate2"); /* b's create: of unknown fate */
+    t_refuse_exists(ZMARSHALLINGERROR); /* ... and no barrier behind it */
+    fp_stall(fp, 1);
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    end = t_now_ms() + 8000;
+    while (a.lost == 0 && t_now_ms() < end) {
+        uint64_t t0 = t_now_ms();
+
+        t_tick();
+        if (t_now_ms() - t0 > longest)
+            longest = t_now_ms() - t0;
+    }
+    ASSERT_EQ(t_maybes(), 1);
+    ASSERT_EQ(a.lost, 1);
+    ASSERT_RC(a.last_status, ZKL_ESESSION);
+    ASSERT(longest < 1000); /* the blocking close took 1,500 */
+    t_refuse_exists(0);
+    fp_stall(fp, 0);
+    ASSERT(WAIT_FOR(t_stats(c).sessions == 2 &&
+                    zkl_client_state(c) == ZKL_CONN_CONNECTED, 5000));
+    /* b's place: behind nothing of the new session; its node of the
+     * old one (if the create got through) goes with that session. */
+    ASSERT(t_run_until(&b.acquired, 20000));
+    ASSERT_EQ(b.failed, 0);
+    ASSERT_RC(zkl_lock_release(b.lk), ZKL_OK);
+    ASSERT(t_run_until(&b.released, 5000));
+    ASSERT_EQ(t_zk_wait_count(p, 0, 20000), 0);
+    ASSERT_EQ(t_zk_wait_count(q, 0, 20000), 0);
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+    zkl_client_free(c);
+    fp_free(fp);
 }
