@@ -216,15 +216,22 @@ int zkl__is_connected(zkl_client_t *c)
 }
 
 /* A throttled request was not done at all; retrying it at once would
- * only feed the overload (and, were the answer permanent, spin). */
+ * only feed the overload (and, were the answer permanent, spin). At
+ * most a quarter of the session timeout: a release's delete, throttled
+ * too, must still be tried (and its refusal keep the bound fresh) long
+ * before its session is presumed gone. */
 static void pause_sends(zkl_client_t *c)
 {
     uint64_t now = zkl__now_ms();
+    unsigned most = (unsigned)zkl_client_session_timeout(c) / 4;
 
     if (c->pause_until != 0)
         return; /* one pause for a batch of such answers */
-    c->pause_ms = c->pause_ms == 0 ? 50
-                  : c->pause_ms >= 1000 ? 2000 : 2 * c->pause_ms;
+    if (most > 2000)
+        most = 2000;
+    c->pause_ms = c->pause_ms == 0 ? 50 : 2 * c->pause_ms;
+    if (c->pause_ms > most)
+        c->pause_ms = most;
     c->pause_until = now + c->pause_ms;
     c->stats.throttled++;
     ZKL_LOG(ZKL_LOG_WARN, "zklock: the server throttles requests: "
@@ -350,14 +357,19 @@ static uint64_t keepalive_at(const zkl_client_t *c)
     return at > c->ka_retry_at ? at : c->ka_retry_at;
 }
 
+/* Whether a keepalive is due at keepalive_at(). Also while the server
+ * throttles (pause_sends): its answer, even a refusal, keeps the
+ * holds' bound fresh, and one small read a quarter timeout adds
+ * nothing to an overload. */
+static int keepalive_wanted(const zkl_client_t *c)
+{
+    return c->ka_sent_at == 0 && c->nholds > 0 && c->zh != NULL &&
+           c->connected && !c->expired && !zkl__fence_up(c);
+}
+
 static void keepalive(zkl_client_t *c, uint64_t now)
 {
-    /* Sent while the server throttles too (pause_sends): its answer,
-     * even a refusal, keeps the holds' bound fresh, and one small read
-     * a quarter timeout adds nothing to an overload. */
-    if (c->ka_sent_at != 0 || c->nholds == 0 || c->zh == NULL ||
-        !c->connected || c->expired || zkl__fence_up(c) ||
-        now < keepalive_at(c))
+    if (!keepalive_wanted(c) || now < keepalive_at(c))
         return;
     switch (zkl__fence_sent(c, zoo_aexists(c->zh, "/", 0, keepalive_done,
                                            c),
@@ -506,32 +518,23 @@ static int open_session(zkl_client_t *c)
     return ZKL_OK;
 }
 
-/* zookeeper_close() of a connected handle sends the close and waits
- * for its answer: up to 3 s to write it and 1.5 s to read the answer,
- * the loop stopped meanwhile. Only a handle that the fence gives up is
- * renewed while connected; its connection is dropped first (the socket
- * shut down, the client reading up to the end of the stream), so that
- * the close returns at once. Its session then ends at its timeout on
- * the server, not at once: its holds were told LOST already, and the
- * other contenders wait that much longer. The ZooKeeper client reads
- * one reply per call: what was on its way is read before the end. */
-#define ZKL__DROP_READS 4096
-
-static void drop_connection(zkl_client_t *c, zhandle_t *zh)
+/* zookeeper_close() of a connected handle sends the close, then polls
+ * for the answer: up to 1.5 s with the loop stopped when the server
+ * does not answer. Only a handle that the fence gives up is renewed
+ * while connected. Shutting its socket down for reading first (io_fd is
+ * a copy of it while the handle is connected, see zkl__on_result)
+ * makes that poll return at once, while the close still goes out: a
+ * server that answers ends the session, and its nodes, at once. One
+ * that does not keeps them until the session times out, as it would
+ * anyway. (Writing the close can still wait, up to 3 s, for a send
+ * buffer that a stalled server left full.) */
+static void cut_short_close(zkl_client_t *c, zhandle_t *zh)
 {
-    int i;
+    int st = zoo_state(zh);
 
-    for (i = 0; i < ZKL__DROP_READS; i++) {
-        int st = zoo_state(zh);
-
-        if (st != ZOO_CONNECTED_STATE && st != ZOO_READONLY_STATE)
-            return;
-        /* io_fd is a copy of the socket while the handle is connected
-         * (see zkl__on_result) */
-        if (i == 0 && (c->io_fd < 0 || shutdown(c->io_fd, SHUT_RDWR) != 0))
-            return;
-        zookeeper_process(zh, ZOOKEEPER_READ);
-    }
+    if ((st == ZOO_CONNECTED_STATE || st == ZOO_READONLY_STATE) &&
+        c->io_fd >= 0)
+        shutdown(c->io_fd, SHUT_RD);
 }
 
 static void renew_session(zkl_client_t *c)
@@ -540,15 +543,14 @@ static void renew_session(zkl_client_t *c)
 
     ZKL_LOG(ZKL_LOG_WARN, "zklock: session 0x%llx expired, opening a new one",
             (unsigned long long)c->session_id);
-    if (old != NULL)
-        drop_connection(c, old);
     c->zh = NULL;
     c->connected = 0;
-    /* A handle that is not connected closes without waiting; it
-     * completes whatever was outstanding (the keepalive too) with
+    /* It completes whatever was outstanding (the keepalive too) with
      * ZCLOSING. */
-    if (old != NULL)
+    if (old != NULL) {
+        cut_short_close(c, old);
         zookeeper_close(old);
+    }
     zkl__fence_settle(c); /* every queued completion has run */
     c->pause_until = 0;
     c->pause_ms = 0;
@@ -889,7 +891,7 @@ static void arm(zkl_client_t *c, int zfd, int events, long ms)
         ms = sooner(ms, zkl__multi_next_deadline(c), now);
     if (c->natts > 0 && !c->presumed_lost)
         ms = sooner(ms, c->touched_at + lost_after(c), now);
-    if (c->nholds > 0 && c->ka_sent_at == 0 && zkl__is_connected(c))
+    if (keepalive_wanted(c))
         ms = sooner(ms, keepalive_at(c), now);
     if (c->pause_until != 0)
         ms = sooner(ms, c->pause_until, now);

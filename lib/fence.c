@@ -55,11 +55,10 @@ static int send_barrier(zkl_client_t *c)
         /* Every token may be queued: none can be told apart any more.
          * A new session settles everything (zookeeper_close() fails
          * every queued completion); until then nothing is sent. Holds
-         * are told LOST (ZKL_ESESSION). The old handle's connection is
-         * dropped before it is closed (renew_session), since closing a
-         * connected handle waits for the server's answer, up to 4.5 s
-         * with the loop stopped: its session, and its nodes, end at
-         * the session timeout instead of at once. */
+         * are told LOST (ZKL_ESESSION). Closing the old handle, still
+         * connected, ends its session at once where the server
+         * answers; renew_session() keeps that close from waiting for
+         * an answer that does not come. */
         if (!c->expired) {
             ZKL_LOG(ZKL_LOG_ERROR, "zklock: the ZooKeeper client keeps "
                     "failing to queue requests: opening a new session");

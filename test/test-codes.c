@@ -154,19 +154,41 @@ TEST(unknown_code_retried_after_a_pause)
     paused_then_retried(-199);
 }
 
+/* Every request answered ZTHROTTLEDOP for ms (pings pass, as a 3.8
+ * server never throttles them). */
+static void throttle_for(fp_t *fp, long ms, const int *stop)
+{
+    uint64_t end = t_now_ms() + (uint64_t)ms;
+    int fired;
+
+    fp_arm_recode(fp, FP_OP_ANY, ZTHROTTLEDOP);
+    fired = fp_fired(fp);
+    while (t_now_ms() < end && *stop == 0) {
+        t_tick();
+        if (fp_fired(fp) != fired) { /* each arming fires once */
+            fired = fp_fired(fp);
+            fp_arm_recode(fp, FP_OP_ANY, ZTHROTTLEDOP);
+        }
+    }
+    fp_arm(fp, FP_OP_ANY, (fp_fault_t)0, 0); /* disarmed */
+}
+
 /* A server that throttles every request of a holder's session for
- * longer than the session timeout (pings pass, as a 3.8 server never
- * throttles them) does not end the hold: each throttled answer shows
- * the server touched the session when it received the request (3.8's
- * submitRequestNow()), and the keepalive still goes out while new
- * requests are paused. Both used to be missed, and the hold was told
- * LOST at 9/10 of the timeout while its session and node lived on. */
+ * longer than the session timeout does not end the hold: each
+ * throttled answer shows the server touched the session when it
+ * received the request (3.8's submitRequestNow()), and the keepalive
+ * still goes out while new requests are paused. Both used to be
+ * missed, and the hold was told LOST at 9/10 of the timeout while its
+ * session and node lived on. A release throttled as long ends with
+ * its delete (status 0): the pause is at most a quarter of the
+ * timeout, so the delete is tried, and refused, often enough to keep
+ * the session's bound fresh (a 2 s pause answered it ZKL_ESESSION at
+ * the presumed expiry, with the node still there). */
 TEST(throttled_hold_is_not_lost)
 {
     fp_t *fp = fp_new(t_base, t_port());
     zkl_client_t *c;
     const char *p = t_path(NULL);
-    uint64_t end;
     int fired;
     t_lock_t a;
 
@@ -175,25 +197,21 @@ TEST(throttled_hold_is_not_lost)
     t_lock_init(&a, c, p);
     ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
     ASSERT(t_run_until(&a.acquired, 5000));
-    fp_arm_recode(fp, FP_OP_ANY, ZTHROTTLEDOP);
-    fired = fp_fired(fp);
-    end = t_now_ms() + 3000; /* 1.5 session timeouts */
-    while (t_now_ms() < end && a.lost == 0) {
-        t_tick();
-        if (fp_fired(fp) != fired) { /* each arming fires once */
-            fired = fp_fired(fp);
-            fp_arm_recode(fp, FP_OP_ANY, ZTHROTTLEDOP);
-        }
-    }
-    fp_arm(fp, FP_OP_ANY, (fp_fault_t)0, 0); /* disarmed */
+    throttle_for(fp, 3000, &a.lost); /* 1.5 session timeouts */
     ASSERT_EQ(a.lost, 0);
     ASSERT(fp_fired(fp) >= 3); /* keepalives went out and were refused */
     ASSERT_EQ(t_stats(c).sessions, 1);
     ASSERT(zkl_lock_is_held(a.lk));
     ASSERT_EQ(t_zk_count(p), 1);
+    fired = fp_fired(fp);
     ASSERT_RC(zkl_lock_release(a.lk), ZKL_OK);
+    throttle_for(fp, 3000, &a.released);
+    ASSERT_EQ(a.released, 0); /* its deletes were all refused */
+    ASSERT(fp_fired(fp) > fired);
     ASSERT(t_run_until(&a.released, 5000));
+    ASSERT_RC(a.last_status, ZKL_OK);
     ASSERT_EQ(a.lost, 0);
+    ASSERT_EQ(t_stats(c).sessions, 1);
     ASSERT_EQ(t_zk_count(p), 0);
     zkl_lock_free(a.lk);
     zkl_client_free(c);

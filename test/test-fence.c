@@ -300,14 +300,15 @@ TEST(fence_holds_guarded_writes)
 
 /* A fence whose barrier the client never manages to queue ends in a new
  * session (fence.c). The old handle is still connected then, and
- * zookeeper_close() of a connected handle waits for the server's answer
+ * zookeeper_close() of a connected handle polls for the server's answer
  * to the close: 1.5 s with a server that does not answer (here a proxy
- * that stalls), the loop stopped meanwhile. The connection is dropped
- * first now, so no turn of the loop comes near that; the hold is told
- * LOST, the acquire goes on in the new session, and the old session's
- * nodes go at its timeout. The session (10 s) is long enough that the
- * client's own receive timeout (2/3 of it) does not drop the stalled
- * connection before the fence gives up (its tokens last about 5 s). */
+ * that stalls), the loop stopped meanwhile. The socket is shut down
+ * for reading first now, so that poll returns at once: no turn of the
+ * loop comes near that; the hold is told LOST, the acquire goes on in
+ * the new session, and the old session's nodes go at its timeout. The
+ * session (10 s) is long enough that the client's own receive timeout
+ * (2/3 of it) does not drop the stalled connection before the fence
+ * gives up (its tokens last about 5 s). */
 TEST(fence_given_up_without_blocking)
 {
     fp_t *fp = fp_new(t_base, t_port());
@@ -354,4 +355,36 @@ TEST(fence_given_up_without_blocking)
     zkl_lock_free(b.lk);
     zkl_client_free(c);
     fp_free(fp);
+}
+
+/* The same with a server that answers: the close still reaches it, so
+ * the old session and its nodes end at once, not at its timeout (10 s;
+ * dropping the connection instead of closing it left the node 8.5 s),
+ * and the acquire behind the fence holds in the new session. */
+TEST(fence_given_up_closes_the_session)
+{
+    zkl_client_t *c = t_client(t_hosts(), 10000, NULL);
+    const char *p = t_path("a"), *q = t_path("b");
+    t_lock_t a, b;
+
+    t_lock_init(&a, c, p);
+    t_lock_init(&b, c, q);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    t_maybe_next("zoo_acreate2");
+    t_refuse_exists(ZMARSHALLINGERROR);
+    ASSERT_RC(zkl_lock_acquire(b.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.lost, 15000));
+    ASSERT_RC(a.last_status, ZKL_ESESSION);
+    t_refuse_exists(0);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 4000), 0);
+    ASSERT(t_run_until(&b.acquired, 5000));
+    ASSERT_EQ(t_stats(c).sessions, 2);
+    ASSERT_EQ(t_zk_count(q), 1);
+    ASSERT_RC(zkl_lock_release(b.lk), ZKL_OK);
+    ASSERT(t_run_until(&b.released, 5000));
+    ASSERT_EQ(t_zk_count(q), 0);
+    zkl_lock_free(a.lk);
+    zkl_lock_free(b.lk);
+    zkl_client_free(c);
 }
