@@ -39,7 +39,9 @@
  *   stale_writes_accepted   the checker's record took a write from a
  *                           holder that was not the latest grantee
  *   token_regressions       an exclusive grant whose token is not above
- *                           the previous one on its path
+ *                           the previous one on its path, unless it is
+ *                           late news (late_news(): counted apart as
+ *                           token_late_news)
  *   orphans                 lock nodes left once every worker let go
  *   hangs                   a lock with a waiter and no grant for 4
  *                           session timeouts + 10 s while the server was
@@ -123,6 +125,24 @@ static void history(int g)
                  : "?",
              m->arg, (unsigned long long)m->token, (long long)m->aux);
     }
+}
+
+/* A grant the library decided before its process was frozen reaches
+ * the checker after the thaw; by then the session it was decided in
+ * may have expired and the next contender been granted (its LOST
+ * follows at once): late news of an old grant, not a new one, and its
+ * token is below the latest. Told apart by the process having been
+ * frozen since the acquire began and the report coming right after the
+ * thaw (the library tells what it decided in the first pass after it).
+ * The record refuses that holder's writes (stale_writes_refused). */
+#define THAW_NEWS_MS 1000
+
+static int late_news(int g, const struct msg *m)
+{
+    const struct wk *w = &K.w[m->worker];
+
+    return w->freezes > K.h[g].wait_freezes && w->thawed_at != 0 &&
+           m->ms >= w->thawed_at && m->ms - w->thawed_at <= THAW_NEWS_MS;
 }
 
 static void record_write(int g, int lock, uint64_t tok)
@@ -479,11 +499,27 @@ static void on_msg(const struct msg *m)
             enter(g, m);
             break;
         }
-        if (m->token <= l->latest_token) {
-            K.regressions++;
-            note("token regression on lock %d: %llu after %llu", m->lock,
+        if (m->token <= l->latest_token && late_news(g, m)) {
+            K.late_news++;
+            note("token %llu after %llu on lock %d: handle %d's grant, "
+                 "reported %llu ms after its process thawed",
                  (unsigned long long)m->token,
-                 (unsigned long long)l->latest_token);
+                 (unsigned long long)l->latest_token, m->lock, g,
+                 (unsigned long long)(m->ms - K.w[m->worker].thawed_at));
+        } else if (m->token <= l->latest_token) {
+            K.regressions++;
+            note("token regression on lock %d: %llu (handle %d, %s) after "
+                 "%llu (handle %d, %s); handle %d's process frozen %ld "
+                 "time(s) since it began to wait", m->lock,
+                 (unsigned long long)m->token, g, recipe_key[h->recipe],
+                 (unsigned long long)l->latest_token, l->latest,
+                 l->latest >= 0 ? recipe_key[K.h[l->latest].recipe] : "-",
+                 g, (long)(K.w[m->worker].freezes - h->wait_freezes));
+            if (!cfg.sabotage) {
+                history(g);
+                if (l->latest >= 0)
+                    history(l->latest);
+            }
         }
         l->latest = g;
         l->latest_token = m->token;
@@ -914,6 +950,7 @@ int checker_main(void)
            "\"guarded_duplicated\": %ld",
            K.f_mutex, K.f_reent, K.f_rw, K.f_leases, K.f_leaders, K.f_sets,
            K.g_unlocked, K.g_reordered, K.g_refused, K.g_lost, K.g_dup);
+    printf(", \"token_late_news\": %ld", K.late_news);
     printf(", \"stale_writes_accepted\": %ld, \"token_regressions\": %ld, "
            "\"hangs\": %ld, \"answers_late\": %ld, \"orphans\": %ld, "
            "\"worker_crashes\": %ld, \"events_missing\": %ld, "

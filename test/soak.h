@@ -165,6 +165,7 @@ extern struct checker {
     struct event *fault_timer, *check_timer, *thaw_timer, *start_timer;
     long grants, faults, by_kind[F_KINDS], overlaps, explained,
         unexplained, accepted, stale_refused, stale_accepted, regressions,
+        late_news,
         hangs, orphans, expiries, lost, crashes, writes, stalled_overlaps,
         lost_late, leader_restarts, missing,
         read_grants, shared_reads, /* the read/write lock's readers */
