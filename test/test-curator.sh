@@ -123,11 +123,15 @@ t_zklock_writer_excludes_curator_reader() { zklock_excludes_curator "$base/zw" -
 t_readers_hold_together() {
     # A zklock reader holds; a Curator reader gets in beside it, and the
     # other way round; a Curator writer queued behind them both waits.
+    # The zklock reader holds until the checks are done, and the Curator
+    # reader long enough for the writer's JVM to start beside it (a JVM
+    # on a loaded machine has taken more than the 1.5 s it held before).
     local p="$base/rr"
-    "$ZKLOCK" run -s "$H" -r "$p" -- sh -c 'sleep 4; date +%s%3N' > "$tmp/rr1" &
+    rm -f "$tmp/rr.go"
+    "$ZKLOCK" run -s "$H" -r "$p" -- sh -c 'i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; date +%s%3N' sh "$tmp/rr.go" > "$tmp/rr1" &
     local z=$!
     wait_count "$p" 1 5 || return 1
-    peer "$p" 2000 1500 read > "$tmp/rr2" &
+    peer "$p" 2000 6000 read > "$tmp/rr2" &
     local r=$!
     wait_line "$tmp/rr2" ACQUIRED 20 || return 1
     peer "$p" -1 0 write > "$tmp/rr3" &
@@ -135,6 +139,7 @@ t_readers_hold_together() {
     wait_count "$p" 3 20 || return 1
     "$ZKLOCK" run -s "$H" -r -n "$p" -- true 2>/dev/null
     [ $? = 1 ] || { echo "a zklock reader jumped a queued Curator writer"; return 1; }
+    touch "$tmp/rr.go"
     wait_ok $z $r $w || return 1
     local end=$(cat "$tmp/rr1") racq=$(field "$tmp/rr2" ACQUIRED 2) wacq=$(field "$tmp/rr3" ACQUIRED 2)
     echo "zklock read until $end, Curator read at $racq, Curator wrote at $wacq"
@@ -282,7 +287,11 @@ t_curator_mutex_and_zklock_set() {
     grep -q "timed out: not acquired within 2 s" "$tmp/me" || return 1
     ! grep -q SHOULD-NOT-RUN "$tmp/mo" || return 1
     [ "$(count "$p1")" = 0 ] && [ "$(count "$p2")" = 1 ] || return 1
-    "$ZKLOCK" run -s "$H" -t 30 "$p2" "$p1" -- sh -c 'date +%s%3N; sleep 3; date +%s%3N' > "$tmp/ms2" &
+    # The set holds until both Curator try-locks have been refused: two
+    # JVM starts on a loaded machine have taken longer than the 3 s it
+    # held before.
+    rm -f "$tmp/ms.go"
+    "$ZKLOCK" run -s "$H" -t 30 "$p2" "$p1" -- sh -c 'date +%s%3N; i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; date +%s%3N' sh "$tmp/ms.go" > "$tmp/ms2" &
     local set=$!
     wait_line "$tmp/ms" RELEASED 20 || return 1
     wait_count "$p1" 1 10 || return 1
@@ -291,6 +300,7 @@ t_curator_mutex_and_zklock_set() {
     grep -q '^TIMEOUT' "$tmp/ms3" || { echo "Curator got $p1 from a zklock set"; cat "$tmp/ms3"; return 1; }
     peer "$p2" 300 0 > "$tmp/ms3" || return 1
     grep -q '^TIMEOUT' "$tmp/ms3" || { echo "Curator got $p2 from a zklock set"; cat "$tmp/ms3"; return 1; }
+    touch "$tmp/ms.go"
     wait_ok $cur $set || return 1
     local rel=$(field "$tmp/ms" RELEASED 2) got=$(head -1 "$tmp/ms2") end=$(sed -n 2p "$tmp/ms2")
     echo "Curator released $rel, the set ran $got..$end"
