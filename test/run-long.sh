@@ -15,8 +15,9 @@
 #
 #   bash test/run-long.sh
 #
-# About 130 minutes with the defaults (133 on 2026-11-28, 2 cores shared). Builds what it needs first
-# (test/setup.sh, as CI does).
+# About 130 minutes with the defaults (133 on 2026-11-28, on 2 cores
+# shared with other runs). Builds what it needs first (test/setup.sh,
+# as CI does).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
