@@ -481,7 +481,8 @@ typedef enum zkl_lock_event {
      * ZKL_EZK (another definite refusal by the server; see the log).
      * Connection trouble of any kind is not a failure: the acquire waits
      * through it, and through a server that throttles (new requests
-     * pause, 50 ms doubling to 2 s). Its node is deleted in the background (see
+     * pause, 50 ms doubling to 2 s or a quarter of the session timeout,
+     * whichever is less). Its node is deleted in the background (see
      * zkl_client_pending()). */
     ZKL_LOCK_FAILED = 2,
     /* While held: the connection is lost; the hold is uncertain (status
