@@ -205,14 +205,20 @@ int zkl__client_usable(const zkl_client_t *c)
     return c->dead;
 }
 
-/* Connected, and no reason to hold new requests back (a request of
- * unknown fate, fence.c; a server that throttles, pause_sends): the
- * machine sends only then, and what waited goes once it is true again
+/* Connected, and no request of unknown fate in the way (fence.c): the
+ * keepalive may go, even while the server throttles. */
+static int may_send(const zkl_client_t *c)
+{
+    return c->zh != NULL && c->connected && !c->expired &&
+           !zkl__fence_up(c);
+}
+
+/* ... and no server that throttles either (pause_sends): the machine
+ * sends only then, and what waited goes once it is true again
  * (zkl__on_connected). */
 int zkl__is_connected(zkl_client_t *c)
 {
-    return c->zh != NULL && c->connected && !c->expired &&
-           !zkl__fence_up(c) && c->pause_until == 0;
+    return may_send(c) && c->pause_until == 0;
 }
 
 /* A throttled request was not done at all; retrying it at once would
@@ -261,8 +267,11 @@ static void presume_expired(zkl_client_t *c)
 void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
 {
     enum zkl__rc_class k = zkl__rc_class(rc);
+    /* A refusal to do it now, in a server's reply: a throttled request,
+     * or a code no table knows. */
+    int refused_now = rc == ZTHROTTLEDOP || !zkl__rc_known(rc);
 
-    if (rc == ZTHROTTLEDOP || !zkl__rc_known(rc))
+    if (refused_now)
         pause_sends(c);
     else if (k != ZKL__RC_CONNLOSS && k != ZKL__RC_GONE &&
              c->pause_until == 0)
@@ -286,12 +295,11 @@ void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
      * (their nodes may already be someone else's turn). */
     if (rc == ZSESSIONEXPIRED)
         presume_expired(c);
-    /* A throttled request, and a code no table knows, came in a reply:
-     * the server touched the session before it refused (3.8 touches in
-     * submitRequestNow(), ahead of every processor). Only the client's
-     * own codes say that the server may never have seen the request. */
-    if ((k == ZKL__RC_CONNLOSS || k == ZKL__RC_GONE) &&
-        rc != ZTHROTTLEDOP && zkl__rc_known(rc))
+    /* A refusal to do it now came in a reply: the server touched the
+     * session before it refused (3.8 touches in submitRequestNow(),
+     * ahead of every processor). Only the client's own codes say that
+     * the server may never have seen the request. */
+    if ((k == ZKL__RC_CONNLOSS || k == ZKL__RC_GONE) && !refused_now)
         return;
     if (sent_at > c->touched_at) {
         c->touched_at = sent_at;
@@ -363,8 +371,7 @@ static uint64_t keepalive_at(const zkl_client_t *c)
  * nothing to an overload. */
 static int keepalive_wanted(const zkl_client_t *c)
 {
-    return c->ka_sent_at == 0 && c->nholds > 0 && c->zh != NULL &&
-           c->connected && !c->expired && !zkl__fence_up(c);
+    return c->ka_sent_at == 0 && c->nholds > 0 && may_send(c);
 }
 
 static void keepalive(zkl_client_t *c, uint64_t now)
