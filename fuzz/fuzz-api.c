@@ -9,7 +9,10 @@
  *   - each accepted acquire gets exactly one ACQUIRED or FAILED, each
  *     accepted release exactly one RELEASED, and nothing else arrives
  *     out of turn (RESTORED without SUSPENDED, events on a freed handle);
- *   - zkl_lock_is_held() agrees with the events;
+ *   - zkl_lock_is_held() agrees with the events, read as the header
+ *     says: it answers for now, so it may say held while the ACQUIRED
+ *     is still queued and not held while the LOST is; then that event
+ *     is the one that comes;
  *   - with an allocation failed now and then (zkl_set_allocator), the
  *     calls that allocate answer ZKL_ENOMEM and change nothing, and the
  *     rest holds as above;
@@ -50,7 +53,35 @@ struct book {
      * cancelled one's callback arrives. */
     int acq_out, rel_out;
     int held, suspended;
+    /* Released (zkl_*_release() answered 0) between its grant and the
+     * ACQUIRED: that ACQUIRED still comes and leaves the book unheld. */
+    int early_release;
+    /* The handle said it does not hold while the book says it does: a
+     * LOST is queued, and nothing but SUSPENDED or older releases'
+     * RELEASED may come before it. */
+    int lost_due;
 };
+
+/* What the handle says now (held_now) against the book: held only when
+ * the book holds or an acquire is out (granted, not yet told); not held
+ * while the book holds only when its LOST is on the way. */
+static void observe(struct book *b, int held_now)
+{
+    if (held_now)
+        CHECK(b->held || b->acq_out >= 1);
+    else if (b->held)
+        b->lost_due = 1;
+}
+
+/* A release answered 0: the handle held, told or not yet told. */
+static void book_release(struct book *b)
+{
+    CHECK(b->held || b->acq_out >= 1);
+    if (!b->held)
+        b->early_release = 1;
+    b->held = b->suspended = b->lost_due = 0;
+    b->rel_out++;
+}
 
 struct slot {
     struct book b;
@@ -106,14 +137,24 @@ static const zkl_allocator_t failing = {f_malloc, f_calloc, f_realloc,
 static void book_event(struct book *b, zkl_lock_event_t ev, int status,
                        int held_now)
 {
+    CHECK(!b->lost_due || ev == ZKL_LOCK_LOST || ev == ZKL_LOCK_SUSPENDED ||
+          ev == ZKL_LOCK_RELEASED);
     switch (ev) {
     case ZKL_LOCK_ACQUIRED:
+        CHECK(status == 0 && !b->held);
+        if (b->early_release) {
+            /* Released before told; a later acquire may be out too. */
+            CHECK(b->acq_out >= 1);
+            b->acq_out--;
+            b->early_release = 0;
+            break;
+        }
         /* Only the latest acquire can succeed, and callbacks come in
          * the order of the calls. */
-        CHECK(b->acq_out == 1 && status == 0 && !b->held);
+        CHECK(b->acq_out == 1);
         b->acq_out = 0;
         b->held = 1;
-        CHECK(held_now);
+        observe(b, held_now);
         break;
     case ZKL_LOCK_FAILED:
         CHECK(b->acq_out >= 1 && status < 0);
@@ -136,8 +177,8 @@ static void book_event(struct book *b, zkl_lock_event_t ev, int status,
         break;
     case ZKL_LOCK_LOST:
         CHECK(b->held);
-        b->held = b->suspended = 0;
-        CHECK(!held_now);
+        b->held = b->suspended = b->lost_due = 0;
+        observe(b, held_now); /* held again only by a later acquire */
         break;
     case ZKL_LOCK_RELEASED:
         CHECK(b->rel_out >= 1);
@@ -157,10 +198,10 @@ static void lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     /* A lock's acquire fails with ENOMEM only at the call. */
     CHECK(ev != ZKL_LOCK_FAILED || status != ZKL_ENOMEM);
     book_event(&s->b, ev, status, zkl_lock_is_held(lk));
-    if (ev == ZKL_LOCK_ACQUIRED && s->auto_release) {
+    if (ev == ZKL_LOCK_ACQUIRED && s->auto_release && s->b.held &&
+        !s->b.lost_due) {
         CHECK(zkl_lock_release(lk) == ZKL_OK);
-        s->b.held = 0;
-        s->b.rel_out++;
+        book_release(&s->b);
     }
 }
 
@@ -216,7 +257,7 @@ static void multi_op(uint8_t arg)
             break;
         rc = zkl_multi_acquire(s->m, t);
         if (rc == ZKL_OK) {
-            CHECK(!s->b.held);
+            observe(&s->b, 0);
             s->b.acq_out++;
             s->kept = 0;
         } else if (rc == ZKL_EHELD) {
@@ -238,12 +279,15 @@ static void multi_op(uint8_t arg)
             break;
         rc = zkl_multi_release(s->m);
         if (rc == ZKL_OK) {
-            CHECK(s->b.held || s->kept);
-            s->b.held = s->b.suspended = s->kept = 0;
-            s->b.rel_out++;
+            if (s->kept && !s->b.held && !s->b.acq_out)
+                s->b.rel_out++; /* after LOST: the members kept */
+            else
+                book_release(&s->b);
+            s->kept = 0;
         } else {
             /* Not held, or its LOST is on its way. */
             CHECK(rc == ZKL_ENOTHELD);
+            observe(&s->b, 0);
         }
         break;
     case 4:
@@ -257,6 +301,7 @@ static void multi_op(uint8_t arg)
         CHECK(rc == ZKL_OK || rc == ZKL_ENOTHELD || rc == ZKL_ENOMEM ||
               rc == ZKL_ESESSION);
         CHECK(rc != ZKL_OK || zkl_multi_is_held(s->m));
+        observe(&s->b, zkl_multi_is_held(s->m));
         writes_out += rc == ZKL_OK;
         break;
     }
@@ -375,6 +420,7 @@ static void one_op(const uint8_t **d, const uint8_t *end)
     struct slot *s = &slots[op >> 5 & 7];
     char path[64], buf[96];
     uint64_t tok;
+    int held;
     int rc;
 
     switch (op % 14) {
@@ -395,7 +441,7 @@ static void one_op(const uint8_t **d, const uint8_t *end)
             break;
         rc = zkl_lock_acquire(s->lk, t);
         if (rc == ZKL_OK) {
-            CHECK(!s->b.held);
+            observe(&s->b, 0);
             s->b.acq_out++;
         } else if (rc == ZKL_EHELD) {
             CHECK(s->b.held || s->b.acq_out); /* maybe granted, not yet told */
@@ -416,11 +462,10 @@ static void one_op(const uint8_t **d, const uint8_t *end)
             break;
         rc = zkl_lock_release(s->lk);
         if (rc == ZKL_OK) {
-            CHECK(s->b.held);
-            s->b.held = s->b.suspended = 0;
-            s->b.rel_out++;
+            book_release(&s->b);
         } else {
-            CHECK(rc == ZKL_ENOTHELD && !s->b.held);
+            CHECK(rc == ZKL_ENOTHELD);
+            observe(&s->b, 0);
         }
         break;
     case 4: /* free: silently ends whatever was going on */
@@ -436,10 +481,11 @@ static void one_op(const uint8_t **d, const uint8_t *end)
     case 7: /* queries */
         if (s->lk == NULL)
             break;
-        CHECK(zkl_lock_is_held(s->lk) == s->b.held);
-        CHECK((zkl_lock_state(s->lk) == ZKL_STATE_HELD) == s->b.held);
+        held = zkl_lock_is_held(s->lk);
+        observe(&s->b, held);
+        CHECK((zkl_lock_state(s->lk) == ZKL_STATE_HELD) == held);
         rc = zkl_lock_token(s->lk, &tok);
-        CHECK(s->b.held ? rc == ZKL_OK && tok > 0 : rc == ZKL_ENOTHELD);
+        CHECK(held ? rc == ZKL_OK && tok > 0 : rc == ZKL_ENOTHELD);
         rc = zkl_lock_node_name(s->lk, buf, (size_t)(arg % sizeof buf));
         CHECK(rc == ZKL_OK || rc == ZKL_EINVAL || rc == ZKL_ENOTPENDING);
         CHECK(rc != ZKL_OK || (arg % sizeof buf) > 55);
@@ -492,6 +538,7 @@ static void one_op(const uint8_t **d, const uint8_t *end)
         CHECK(rc == ZKL_OK || rc == ZKL_ENOTHELD || rc == ZKL_ENOMEM ||
               rc == ZKL_ESESSION);
         CHECK(rc != ZKL_ENOTHELD || !zkl_lock_is_held(s->lk));
+        observe(&s->b, zkl_lock_is_held(s->lk));
         writes_out += rc == ZKL_OK;
         break;
     }

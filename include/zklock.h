@@ -19,6 +19,19 @@
  *   - Inside a callback every function of this API may be called, including
  *     zkl_lock_free() and zkl_client_free() on the object the callback is
  *     about; zkl_client_on_io() and zkl_client_on_timer() may not.
+ *   - The calls that read state (zkl_lock_is_held(), zkl_lock_state(),
+ *     zkl_lock_token(), zkl_lock_hold_count(), zkl_multi_is_held(),
+ *     zkl_client_pending()) answer for the moment of the call, and the
+ *     library may know a change before the callback that tells it has
+ *     run: the queue is drained a bounded amount per loop turn, and one
+ *     turn can decide for many handles. So a lock granted in this turn
+ *     reads HELD, and can be released, while its ZKL_LOCK_ACQUIRED is
+ *     still queued; a hold found lost reads not held before its
+ *     ZKL_LOCK_LOST runs; a release whose node is gone has left
+ *     zkl_client_pending() before its ZKL_LOCK_RELEASED runs. Each change
+ *     is still told, once and in order. The calls that act (acquire,
+ *     cancel, release) judge by the same present state, so they agree
+ *     with what the state calls say, not with the callbacks seen so far.
  *
  * Errors
  *   Functions return 0 (ZKL_OK) or a negative ZKL_E* code; zkl_strerror()
@@ -364,10 +377,13 @@ ZKL_EXTERN int zkl_client_server(const zkl_client_t *c, char *buf,
 ZKL_EXTERN int64_t zkl_client_session_id(const zkl_client_t *c);
 /* Session timeout negotiated with the server (the requested one before). */
 ZKL_EXTERN int zkl_client_session_timeout(const zkl_client_t *c);
-/* Number of internal operations still running: acquires, releases,
- * listings whose callback has not run, and the background deletes of
- * abandoned and duplicate lock nodes. 0 means every node this client
- * created is known to be gone or held. */
+/* Number of internal operations still running: acquires not yet
+ * granted or failed, releases whose node is not yet known gone,
+ * listings and guarded writes whose callback has not run, and the
+ * background deletes of abandoned and duplicate lock nodes. 0 means
+ * every node this client created is known to be gone or held; the
+ * callbacks of the operations that ended may still be queued (see
+ * Callbacks at the top). */
 ZKL_EXTERN size_t zkl_client_pending(const zkl_client_t *c);
 
 /* Counters of one client since zkl_client_new(), for monitoring and
@@ -468,7 +484,11 @@ typedef struct zkl_lock zkl_lock_t;
 
 /* Events delivered to a lock's callback. */
 typedef enum zkl_lock_event {
-    /* The acquire succeeded; status 0. */
+    /* The acquire succeeded; status 0. When this process was stopped
+     * or starved between the grant and this callback, the hold may have
+     * ended meanwhile: zkl_lock_is_held() then reads 0 here and
+     * ZKL_LOCK_LOST follows. A caller that acts on the grant at once
+     * checks zkl_lock_is_held() first. */
     ZKL_LOCK_ACQUIRED = 1,
     /* The acquire ended without the lock; status says why: ZKL_ELOCKED
      * (try-lock), ZKL_ETIMEDOUT, ZKL_ECANCELED, ZKL_ECLOSED, ZKL_ECONNLOSS
@@ -776,8 +796,10 @@ ZKL_EXTERN int zkl_lock_cancel(zkl_lock_t *lk);
  * already released, or lost), ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_lock_release(zkl_lock_t *lk);
 
-/* 1 while the handle holds the lock (from ZKL_LOCK_ACQUIRED until
- * zkl_lock_release() or ZKL_LOCK_LOST, suspended or not), else 0. */
+/* 1 while the handle holds the lock, suspended or not, else 0: from
+ * the grant (its ZKL_LOCK_ACQUIRED is queued then, and may not have run
+ * yet) until zkl_lock_release() or the moment the hold is known lost
+ * (its ZKL_LOCK_LOST follows). See Callbacks at the top. */
 ZKL_EXTERN int zkl_lock_is_held(const zkl_lock_t *lk);
 
 typedef enum zkl_lock_state {
@@ -1046,7 +1068,9 @@ ZKL_EXTERN int zkl_multi_cancel(zkl_multi_t *m);
  * exactly one RELEASED. Errors: ZKL_EINVAL, ZKL_ENOTHELD (neither held
  * nor lost with members kept), ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_multi_release(zkl_multi_t *m);
-/* 1 from ACQUIRED until zkl_multi_release() or LOST, else 0. */
+/* 1 from the grant of the whole set (its ACQUIRED queued) until
+ * zkl_multi_release() or the moment the set is known lost, else 0; as
+ * zkl_lock_is_held(). */
 ZKL_EXTERN int zkl_multi_is_held(const zkl_multi_t *m);
 /* Members after folding (0 for NULL). */
 ZKL_EXTERN size_t zkl_multi_size(const zkl_multi_t *m);

@@ -583,6 +583,9 @@ static void single_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
                 ;
             break;
         }
+        /* No token when the hold ended before this callback (the
+         * header's advice): the grant is reported with 0. */
+        u->token[0] = 0;
         zkl_lock_token(u->lk, &u->token[0]);
         u->hold_ticks = pick_hold();
         if ((cfg.sabotage & S_HANG) && u->recipe == R_MUTEX &&
@@ -727,6 +730,7 @@ static void pair_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         }
         u->held[s] = 1;
         u->ended[s] = 0;
+        u->token[s] = 0; /* 0: the hold ended before this callback */
         zkl_lock_token(lk, &u->token[s]);
         u->hold_ticks = pick_hold();
         enter(u, s, holds_of(lk));

@@ -173,7 +173,7 @@ extern struct checker {
     /* units and grants per recipe, and what shows each one's own
      * behaviour ran */
     long roster[RECIPES], by_recipe[RECIPES], inner_grants, downgrades,
-        g_sent, g_ok, g_records, late, ended_early;
+        g_sent, g_ok, g_records, late, ended_early, told_after_end;
     /* one figure per promise; the overlaps among them add up to
      * unexplained */
     long f_mutex, f_reent, f_rw, f_leases, f_leaders, f_sets,
