@@ -53,8 +53,9 @@ struct book {
      * cancelled one's callback arrives. */
     int acq_out, rel_out;
     int held, suspended;
-    /* Released (zkl_*_release() answered 0) between its grant and the
-     * ACQUIRED: that ACQUIRED still comes and leaves the book unheld. */
+    /* Releases answered 0 between a grant and its ACQUIRED: each such
+     * ACQUIRED still comes and leaves the book unheld. A count: release
+     * and acquire again, both before the callbacks, can make two. */
     int early_release;
     /* The handle said it does not hold while the book says it does: a
      * LOST is queued, and nothing but SUSPENDED or older releases'
@@ -78,7 +79,7 @@ static void book_release(struct book *b)
 {
     CHECK(b->held || b->acq_out >= 1);
     if (!b->held)
-        b->early_release = 1;
+        b->early_release++;
     b->held = b->suspended = b->lost_due = 0;
     b->rel_out++;
 }
@@ -142,11 +143,11 @@ static void book_event(struct book *b, zkl_lock_event_t ev, int status,
     switch (ev) {
     case ZKL_LOCK_ACQUIRED:
         CHECK(status == 0 && !b->held);
-        if (b->early_release) {
+        if (b->early_release > 0) {
             /* Released before told; a later acquire may be out too. */
             CHECK(b->acq_out >= 1);
             b->acq_out--;
-            b->early_release = 0;
+            b->early_release--;
             break;
         }
         /* Only the latest acquire can succeed, and callbacks come in
@@ -263,8 +264,10 @@ static void multi_op(uint8_t arg)
         } else if (rc == ZKL_EHELD) {
             CHECK(s->b.held || s->b.acq_out);
         } else if (rc != ZKL_ENOMEM) {
+            /* Busy: an acquire or release out, or lost, LOST untold. */
             CHECK(rc == ZKL_EBUSY);
-            CHECK(s->b.acq_out || s->b.rel_out);
+            observe(&s->b, zkl_multi_is_held(s->m));
+            CHECK(s->b.acq_out || s->b.rel_out || s->b.lost_due);
         }
         break;
     }
@@ -301,7 +304,14 @@ static void multi_op(uint8_t arg)
         CHECK(rc == ZKL_OK || rc == ZKL_ENOTHELD || rc == ZKL_ENOMEM ||
               rc == ZKL_ESESSION);
         CHECK(rc != ZKL_OK || zkl_multi_is_held(s->m));
+        CHECK(rc != ZKL_ENOTHELD || !zkl_multi_is_held(s->m));
         observe(&s->b, zkl_multi_is_held(s->m));
+        if (zkl_multi_is_held(s->m)) { /* held only with every member */
+            size_t i;
+
+            for (i = 0; i < zkl_multi_size(s->m); i++)
+                CHECK(zkl_lock_is_held(zkl_multi_lock(s->m, i)));
+        }
         writes_out += rc == ZKL_OK;
         break;
     }

@@ -377,13 +377,12 @@ ZKL_EXTERN int zkl_client_server(const zkl_client_t *c, char *buf,
 ZKL_EXTERN int64_t zkl_client_session_id(const zkl_client_t *c);
 /* Session timeout negotiated with the server (the requested one before). */
 ZKL_EXTERN int zkl_client_session_timeout(const zkl_client_t *c);
-/* Number of internal operations still running: acquires not yet
- * granted or failed, releases whose node is not yet known gone,
- * listings and guarded writes whose callback has not run, and the
- * background deletes of abandoned and duplicate lock nodes. 0 means
- * every node this client created is known to be gone or held; the
- * callbacks of the operations that ended may still be queued (see
- * Callbacks at the top). */
+/* Number of things the client still runs: lock attempts (acquiring,
+ * held, or released until their node is known gone), listings and
+ * guarded writes until their callback has run, and the background
+ * deletes of abandoned and duplicate lock nodes. 0 means every node
+ * this client created is known gone; the callbacks of the attempts
+ * that ended may still be queued (see Callbacks at the top). */
 ZKL_EXTERN size_t zkl_client_pending(const zkl_client_t *c);
 
 /* Counters of one client since zkl_client_new(), for monitoring and
@@ -488,7 +487,10 @@ typedef enum zkl_lock_event {
      * or starved between the grant and this callback, the hold may have
      * ended meanwhile: zkl_lock_is_held() then reads 0 here and
      * ZKL_LOCK_LOST follows. A caller that acts on the grant at once
-     * checks zkl_lock_is_held() first. */
+     * checks zkl_lock_is_held() first. (It reads 1 for a hold that
+     * ended only if the caller released and acquired the handle again
+     * before this callback: that hold is the later acquire's, whose
+     * ACQUIRED comes after this one and the release's RELEASED.) */
     ZKL_LOCK_ACQUIRED = 1,
     /* The acquire ended without the lock; status says why: ZKL_ELOCKED
      * (try-lock), ZKL_ETIMEDOUT, ZKL_ECANCELED, ZKL_ECLOSED, ZKL_ECONNLOSS
@@ -1057,8 +1059,9 @@ ZKL_EXTERN void zkl_multi_free(zkl_multi_t *m);
 /* Acquires every member, all or nothing, with one deadline (timeout_ms
  * as zkl_lock_acquire(); 0 tries each once and answers ZKL_ELOCKED if
  * any is taken). Callback: exactly one ACQUIRED or FAILED.
- * Errors: ZKL_EINVAL, ZKL_EHELD, ZKL_EBUSY (acquire or release pending),
- * ZKL_ECLOSED, ZKL_ENOMEM, ZKL_EAUTH. */
+ * Errors: ZKL_EINVAL, ZKL_EHELD, ZKL_EBUSY (acquire or release pending,
+ * or the set is known lost and its LOST not yet told), ZKL_ECLOSED,
+ * ZKL_ENOMEM, ZKL_EAUTH. */
 ZKL_EXTERN int zkl_multi_acquire(zkl_multi_t *m, long timeout_ms);
 /* Cancels a pending acquire: FAILED / ZKL_ECANCELED from the loop; the
  * members already held are given back in the background.
@@ -1066,11 +1069,13 @@ ZKL_EXTERN int zkl_multi_acquire(zkl_multi_t *m, long timeout_ms);
 ZKL_EXTERN int zkl_multi_cancel(zkl_multi_t *m);
 /* Releases every member (after LOST: those still held). Callback:
  * exactly one RELEASED. Errors: ZKL_EINVAL, ZKL_ENOTHELD (neither held
- * nor lost with members kept), ZKL_ECLOSED. */
+ * nor lost with members kept; also while the set is known lost and its
+ * LOST not yet told: release after it), ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_multi_release(zkl_multi_t *m);
 /* 1 from the grant of the whole set (its ACQUIRED queued) until
- * zkl_multi_release() or the moment the set is known lost, else 0; as
- * zkl_lock_is_held(). */
+ * zkl_multi_release() or the moment any member's hold is known over,
+ * else 0: 1 only while every member's zkl_lock_is_held() is. As for a
+ * lock, it can read 0 inside an ACQUIRED told late, its LOST following. */
 ZKL_EXTERN int zkl_multi_is_held(const zkl_multi_t *m);
 /* Members after folding (0 for NULL). */
 ZKL_EXTERN size_t zkl_multi_size(const zkl_multi_t *m);

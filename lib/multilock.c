@@ -475,16 +475,34 @@ static int usable(const zkl_multi_t *m)
     return m != NULL ? zkl__client_usable(m->c) : ZKL_EINVAL;
 }
 
+/* The set learns of its members through their callbacks, so it trails
+ * them by one trip through the queue: a member whose hold is known over
+ * (its LOST queued, not yet told to the set) leaves the set MG_HOLD a
+ * while longer. What the set says now must not: it holds only while
+ * every member does, and between a member's end and the set's LOST
+ * (which that member's LOST queues) the set is on its way to LOST. */
+static int holds_now(const zkl_multi_t *m)
+{
+    size_t i;
+
+    if (m->goal != MG_HOLD)
+        return 0;
+    for (i = 0; i < m->n; i++)
+        if (!zkl_lock_is_held(m->m[i].lk))
+            return 0;
+    return 1;
+}
+
 int zkl_multi_acquire(zkl_multi_t *m, long timeout_ms)
 {
     int rc = usable(m);
 
     if (rc != ZKL_OK)
         return rc;
-    if (m->goal == MG_HOLD)
+    if (holds_now(m))
         return ZKL_EHELD;
     if (m->goal != MG_IDLE && m->goal != MG_LOST)
-        return ZKL_EBUSY;
+        return ZKL_EBUSY; /* also: lost, its LOST not yet told */
     if ((rc = zkl__evq_reserve_one(m->c)) != ZKL_OK)
         return rc;
     /* A try-lock answers within a session timeout, as a lock's does. */
@@ -519,8 +537,8 @@ int zkl_multi_release(zkl_multi_t *m)
 
     if (rc != ZKL_OK && rc != ZKL_EAUTH)
         return rc;
-    if (m->goal != MG_HOLD && m->goal != MG_LOST)
-        return ZKL_ENOTHELD;
+    if ((m->goal != MG_HOLD || !holds_now(m)) && m->goal != MG_LOST)
+        return ZKL_ENOTHELD; /* after the LOST, the members kept go */
     set_goal(m, MG_RELEASE);
     m->status = ZKL_OK;
     step_and_kick(m); /* gives every member back */
@@ -529,7 +547,7 @@ int zkl_multi_release(zkl_multi_t *m)
 
 int zkl_multi_is_held(const zkl_multi_t *m)
 {
-    return m != NULL && m->c != NULL && m->goal == MG_HOLD;
+    return m != NULL && m->c != NULL && holds_now(m);
 }
 
 size_t zkl_multi_size(const zkl_multi_t *m)
@@ -551,7 +569,7 @@ int zkl_multi_write(zkl_multi_t *m, const zkl_op_t *ops, size_t n,
 
     if (rc != ZKL_OK)
         return rc;
-    if (m->goal != MG_HOLD)
+    if (!holds_now(m))
         return ZKL_ENOTHELD;
     locks = m->n <= 16 ? stack : zkl__malloc(m->n * sizeof *locks);
     if (locks == NULL)

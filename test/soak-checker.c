@@ -44,6 +44,9 @@
  *                           token_late_news; a grant told after its
  *                           hold ended carries no token and is counted
  *                           as grants_told_after_end)
+ *   grants_told_after_end_not_lost
+ *                           such a grant whose handle was granted again
+ *                           with no LOST told in between
  *   orphans                 lock nodes left once every worker let go
  *   hangs                   a lock with a waiter and no grant for 4
  *                           session timeouts + 10 s while the server was
@@ -482,6 +485,15 @@ static void on_msg(const struct msg *m)
         break;
     case M_ENTER:
         answer(g, m);
+        if (h->tokenless) {
+            /* The library tells LOST before a handle's next grant. */
+            K.tokenless_not_lost++;
+            note("handle %d (%s) granted again with no LOST after a grant "
+                 "told with no token", g, recipe_key[h->recipe]);
+            if (!cfg.sabotage)
+                history(g);
+        }
+        h->tokenless = 0;
         K.grants++;
         if (h->recipe != R_SET || g == h->unit)
             K.by_recipe[h->recipe]++;
@@ -507,6 +519,7 @@ static void on_msg(const struct msg *m)
              * token for it, so it can fence nothing and orders
              * nothing. Its LOST follows. */
             K.told_after_end++;
+            h->tokenless = 1;
             enter(g, m);
             break;
         }
@@ -567,6 +580,7 @@ static void on_msg(const struct msg *m)
             h->depth = 0;
         if (m->arg == EXIT_LOST) {
             h->owed = 0;
+            h->tokenless = 0;
             K.lost++;
             /* Told after the next grant, though never frozen: the
              * margin of the LOST deadline was not enough. Timing, so
@@ -962,7 +976,9 @@ int checker_main(void)
            K.f_mutex, K.f_reent, K.f_rw, K.f_leases, K.f_leaders, K.f_sets,
            K.g_unlocked, K.g_reordered, K.g_refused, K.g_lost, K.g_dup);
     printf(", \"token_late_news\": %ld", K.late_news);
-    printf(", \"grants_told_after_end\": %ld", K.told_after_end);
+    printf(", \"grants_told_after_end\": %ld, "
+           "\"grants_told_after_end_not_lost\": %ld",
+           K.told_after_end, K.tokenless_not_lost);
     printf(", \"stale_writes_accepted\": %ld, \"token_regressions\": %ld, "
            "\"hangs\": %ld, \"answers_late\": %ld, \"orphans\": %ld, "
            "\"worker_crashes\": %ld, \"events_missing\": %ld, "
@@ -980,6 +996,7 @@ int checker_main(void)
     bad = K.unexplained || K.f_reent || K.f_sets || K.g_unlocked ||
           K.g_reordered || K.g_refused || K.g_lost || K.g_dup ||
           K.stale_accepted || K.regressions || K.hangs || K.late ||
+          K.tokenless_not_lost ||
           K.orphans || K.crashes || K.missing ||
           (idle && cfg.minutes >= 1) || K.grants == 0 ||
           K.faults == 0 || !K.counted;

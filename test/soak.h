@@ -148,6 +148,7 @@ extern struct checker {
         int kind;          /* zkl_lock_kind_t: the role's, then ENTER's */
         int depth;         /* a reentrant hold's count */
         int owed;          /* ended by the library's word: LOST to come */
+        int tokenless;     /* granted with no token: its LOST to come */
         uint64_t token, wait_since;
         int64_t wait_limit;
         unsigned wait_freezes;            /* the count when it waited */
@@ -173,7 +174,8 @@ extern struct checker {
     /* units and grants per recipe, and what shows each one's own
      * behaviour ran */
     long roster[RECIPES], by_recipe[RECIPES], inner_grants, downgrades,
-        g_sent, g_ok, g_records, late, ended_early, told_after_end;
+        g_sent, g_ok, g_records, late, ended_early, told_after_end,
+        tokenless_not_lost;
     /* one figure per promise; the overlaps among them add up to
      * unexplained */
     long f_mutex, f_reent, f_rw, f_leases, f_leaders, f_sets,

@@ -65,16 +65,22 @@ t_zklock_holds_curator_waits() { zklock_excludes_curator "$base/z2c" "" mutex; }
 t_mixed_queue_fifo() {
     # zklock A holds; Curator B queues; zklock C queues behind B. Grants
     # go A, B, C: each honours the other's place in the queue.
+    # A holds until both others are queued (a file), not for a fixed
+    # time: a Curator JVM and an ASan build starting on a loaded machine
+    # have taken longer than the 3 s it held before.
     local p="$base/mix"
-    "$ZKLOCK" run -s "$H" "$p" -- sh -c 'sleep 3; date +%s%3N' > "$tmp/a" &
+    rm -f "$tmp/mix.go"
+    "$ZKLOCK" run -s "$H" "$p" -- sh -c 'i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; date +%s%3N' sh "$tmp/mix.go" > "$tmp/a" &
     local a=$!
     wait_count "$p" 1 5 || return 1
     peer "$p" 30000 1000 > "$tmp/b" &
     local b=$!
     wait_count "$p" 2 20 || return 1
     "$ZKLOCK" run -s "$H" "$p" -- sh -c 'date +%s%3N' > "$tmp/c" &
-    wait_count "$p" 3 5 || return 1
-    wait_ok $a $b $! || return 1
+    local c=$!
+    wait_count "$p" 3 10 || return 1
+    touch "$tmp/mix.go"
+    wait_ok $a $b $c || return 1
     local a=$(cat "$tmp/a") bacq=$(field "$tmp/b" ACQUIRED 2) brel=$(field "$tmp/b" RELEASED 2) c=$(cat "$tmp/c")
     echo "A released $a, B held $bacq..$brel, C ran $c"
     [ -n "$bacq" ] && [ "$bacq" -ge "$a" ] && [ "$c" -ge "$brel" ] || return 1
@@ -85,16 +91,22 @@ t_curator_waiter_gives_up() {
     # zklock A holds; Curator B queues and gives up while A still holds;
     # zklock C, queued behind B, is woken by B's node going and must not
     # take the lock before A lets go.
+    # A holds until B has given up (a file), and B waits 5 s, long
+    # enough for C to start and queue behind it on a loaded machine.
     local p="$base/giveup"
-    "$ZKLOCK" run -s "$H" "$p" -- sh -c 'sleep 4; date +%s%3N' > "$tmp/ga" &
+    rm -f "$tmp/giveup.go"
+    "$ZKLOCK" run -s "$H" "$p" -- sh -c 'i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; date +%s%3N' sh "$tmp/giveup.go" > "$tmp/ga" &
     local a=$!
     wait_count "$p" 1 5 || return 1
-    peer "$p" 1500 0 > "$tmp/gb" &
+    peer "$p" 5000 0 > "$tmp/gb" &
     local b=$!
     wait_count "$p" 2 20 || return 1
     "$ZKLOCK" run -s "$H" "$p" -- sh -c 'date +%s%3N' > "$tmp/gc" &
+    local c=$!
     wait_count "$p" 3 5 || return 1
-    wait_ok $a $b $! || return 1
+    wait_ok $b || return 1
+    touch "$tmp/giveup.go"
+    wait_ok $a $c || return 1
     local a=$(cat "$tmp/ga") c=$(cat "$tmp/gc")
     grep -q '^TIMEOUT' "$tmp/gb" || { echo "Curator did not give up:"; cat "$tmp/gb"; return 1; }
     echo "A released $a, C ran $c"

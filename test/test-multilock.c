@@ -257,6 +257,83 @@ TEST(multi_lost_member_keeps_the_rest)
     zkl_client_free(c);
 }
 
+/* A set learns of its members through their callbacks, but what it
+ * says now follows the members: once a member's hold is known over, the
+ * set reads not held, refuses a guarded write and a release (its LOST
+ * is on the way; release after it) and answers an acquire EBUSY, even
+ * from a callback that runs before the set's LOST. The process starves
+ * past most of the session, so every hold is found lost in one pass:
+ * the plain lock's LOST runs before the set's, which its member's LOST
+ * queues behind it. */
+static t_multi_t starved_set;
+static int starved_seen, starved_held = -1, starved_members = -1,
+           starved_write = 1, starved_release = 1, starved_acquire = 1;
+
+static void starved_wcb(zkl_client_t *c, int status,
+                        const zkl_op_result_t *r, size_t n, void *arg)
+{
+    (void)c, (void)status, (void)r, (void)n, (void)arg;
+    FAILF("a guarded write refused at the call was answered");
+}
+
+static void starved_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                            void *arg)
+{
+    zkl_op_t op = {ZKL_OP_CHECK, NULL, NULL, 0, 0, -1};
+    zkl_multi_t *m = starved_set.m;
+
+    (void)status;
+    t_lock_cb(lk, ev, status, arg);
+    if (ev != ZKL_LOCK_LOST)
+        return;
+    starved_seen = starved_set.lost == 0;
+    op.path = zkl_lock_path(zkl_multi_lock(m, 0));
+    starved_members = zkl_lock_is_held(zkl_multi_lock(m, 0)) +
+                      zkl_lock_is_held(zkl_multi_lock(m, 1));
+    starved_held = zkl_multi_is_held(m);
+    starved_write = zkl_multi_write(m, &op, 1, starved_wcb, NULL);
+    starved_release = zkl_multi_release(m);
+    starved_acquire = zkl_multi_acquire(m, -1);
+}
+
+TEST(multi_lost_reads_not_held_before_its_lost)
+{
+    zkl_client_t *c = t_client(t_hosts(), 4000, NULL);
+    const char **p = paths_of(3, "s");
+    static t_lock_t l;
+
+    t_multi_init(&starved_set, c, p, 2);
+    ASSERT_RC(zkl_multi_acquire(starved_set.m, -1), ZKL_OK);
+    ASSERT(t_run_until(&starved_set.acquired, 5000));
+    memset(&l, 0, sizeof l);
+    ASSERT_RC(zkl_lock_new(&l.lk, c, p[2], starved_lock_cb, &l), ZKL_OK);
+    ASSERT_RC(zkl_lock_acquire(l.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&l.acquired, 5000));
+    t_run_for(300);
+    t_sleep_ms(3750); /* starved: every hold is presumed lost next pass */
+    ASSERT(t_run_until(&starved_set.lost, 5000));
+    ASSERT(l.lost == 1);
+    ASSERT(starved_seen); /* the lock's LOST came first */
+    ASSERT_EQ(starved_members, 0);
+    ASSERT_EQ(starved_held, 0);
+    ASSERT_RC(starved_write, ZKL_ENOTHELD);
+    ASSERT_RC(starved_release, ZKL_ENOTHELD);
+    ASSERT_RC(starved_acquire, ZKL_EBUSY);
+    ASSERT_EQ(starved_set.ev[0], ZKL_LOCK_ACQUIRED);
+    ASSERT_EQ(starved_set.ev[1], ZKL_LOCK_LOST);
+    ASSERT_RC(starved_set.st[1], ZKL_ESESSION);
+    /* After the LOST, the release lets go of whatever was kept. */
+    ASSERT_RC(zkl_multi_release(starved_set.m), ZKL_OK);
+    ASSERT(t_run_until(&starved_set.released, 10000));
+    ASSERT_EQ(starved_set.n, 3);
+    ASSERT_EQ(t_zk_wait_count(p[0], 0, 10000), 0);
+    ASSERT_EQ(t_zk_wait_count(p[1], 0, 10000), 0);
+    ASSERT_EQ(t_zk_wait_count(p[2], 0, 10000), 0);
+    zkl_multi_free(starved_set.m);
+    zkl_lock_free(l.lk);
+    zkl_client_free(c);
+}
+
 /* Freeing the client under a waiting set and a held one: each is
  * answered once, ECLOSED; freeing a set in its own callback is safe. */
 static void free_on_acquired(zkl_multi_t *m, zkl_lock_event_t ev,
