@@ -405,6 +405,7 @@ struct zkl_multi {
     unsigned nqueued;         /* events in c->evq naming it */
     int status;               /* a release's answer */
     uint8_t goal, trylock, suspended;
+    uint8_t lost_untold;      /* its LOST is queued, not yet delivered */
     size_t n;
     struct zkl__member {
         zkl_multi_t *m;

@@ -112,8 +112,11 @@ static void give_back(struct zkl__member *mb)
 
 static void queue(zkl_multi_t *m, int ev, int status)
 {
-    if (zkl__queue_event(m->c, ZKL__EV_MULTI, m, ev, status) == ZKL_OK)
+    if (zkl__queue_event(m->c, ZKL__EV_MULTI, m, ev, status) == ZKL_OK) {
         m->nqueued++;
+        if (ev == ZKL_LOCK_LOST)
+            m->lost_untold = 1;
+    }
 }
 
 /* The set's acquire ends without the set. */
@@ -307,6 +310,8 @@ static int fold(struct spec *v, size_t *n)
 void zkl__multi_deliver(zkl_multi_t *m, int ev, int status)
 {
     m->nqueued--;
+    if (ev == ZKL_LOCK_LOST)
+        m->lost_untold = 0;
     m->cb(m, (zkl_lock_event_t)ev, status, m->arg);
 }
 
@@ -479,18 +484,28 @@ static int usable(const zkl_multi_t *m)
  * them by one trip through the queue: a member whose hold is known over
  * (its LOST queued, not yet told to the set) leaves the set MG_HOLD a
  * while longer. What the set says now must not: it holds only while
- * every member does, and between a member's end and the set's LOST
- * (which that member's LOST queues) the set is on its way to LOST. */
-static int holds_now(const zkl_multi_t *m)
+ * every member does. From a member's end until the set's own LOST has
+ * run (the member's LOST, when delivered, queues it) the set is on its
+ * way to LOST, in two steps the caller cannot tell apart: goal MG_HOLD
+ * with a member not held, then MG_LOST with lost_untold. */
+static int members_held(const zkl_multi_t *m)
 {
     size_t i;
 
-    if (m->goal != MG_HOLD)
-        return 0;
     for (i = 0; i < m->n; i++)
         if (!zkl_lock_is_held(m->m[i].lk))
             return 0;
     return 1;
+}
+
+static int holds_now(const zkl_multi_t *m)
+{
+    return m->goal == MG_HOLD && members_held(m);
+}
+
+static int lost_untold(const zkl_multi_t *m)
+{
+    return m->lost_untold || (m->goal == MG_HOLD && !members_held(m));
 }
 
 int zkl_multi_acquire(zkl_multi_t *m, long timeout_ms)
@@ -501,8 +516,8 @@ int zkl_multi_acquire(zkl_multi_t *m, long timeout_ms)
         return rc;
     if (holds_now(m))
         return ZKL_EHELD;
-    if (m->goal != MG_IDLE && m->goal != MG_LOST)
-        return ZKL_EBUSY; /* also: lost, its LOST not yet told */
+    if ((m->goal != MG_IDLE && m->goal != MG_LOST) || lost_untold(m))
+        return ZKL_EBUSY;
     if ((rc = zkl__evq_reserve_one(m->c)) != ZKL_OK)
         return rc;
     /* A try-lock answers within a session timeout, as a lock's does. */
@@ -537,7 +552,7 @@ int zkl_multi_release(zkl_multi_t *m)
 
     if (rc != ZKL_OK && rc != ZKL_EAUTH)
         return rc;
-    if ((m->goal != MG_HOLD || !holds_now(m)) && m->goal != MG_LOST)
+    if ((m->goal != MG_HOLD && m->goal != MG_LOST) || lost_untold(m))
         return ZKL_ENOTHELD; /* after the LOST, the members kept go */
     set_goal(m, MG_RELEASE);
     m->status = ZKL_OK;

@@ -45,8 +45,8 @@
  *                           hold ended carries no token and is counted
  *                           as grants_told_after_end)
  *   grants_told_after_end_not_lost
- *                           such a grant whose handle was granted again
- *                           with no LOST told in between
+ *                           such a grant with no LOST told before the
+ *                           handle's next grant or the end of the run
  *   orphans                 lock nodes left once every worker let go
  *   hangs                   a lock with a waiter and no grant for 4
  *                           session timeouts + 10 s while the server was
@@ -778,6 +778,11 @@ static void check_answered(void)
         if (K.h[g].owed) {
             (*(K.h[g].recipe == R_SET ? &K.f_sets : &K.f_reent))++;
             note("%s handle %d: its hold ended without LOST",
+                 recipe_key[K.h[g].recipe], g);
+        }
+        if (K.h[g].tokenless) {
+            K.tokenless_not_lost++;
+            note("%s handle %d: granted with no token, and no LOST came",
                  recipe_key[K.h[g].recipe], g);
         }
     }

@@ -296,19 +296,28 @@ static void starved_lock_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     starved_acquire = zkl_multi_acquire(m, -1);
 }
 
-TEST(multi_lost_reads_not_held_before_its_lost)
+static void starved_round(int lock_first)
 {
     zkl_client_t *c = t_client(t_hosts(), 4000, NULL);
-    const char **p = paths_of(3, "s");
+    const char **p = paths_of(3, lock_first ? "t" : "s");
     static t_lock_t l;
 
+    memset(&l, 0, sizeof l);
+    starved_seen = 0;
+    starved_held = starved_members = -1;
+    starved_write = starved_release = starved_acquire = 1;
+    ASSERT_RC(zkl_lock_new(&l.lk, c, p[2], starved_lock_cb, &l), ZKL_OK);
     t_multi_init(&starved_set, c, p, 2);
+    if (lock_first) {
+        ASSERT_RC(zkl_lock_acquire(l.lk, -1), ZKL_OK);
+        ASSERT(t_run_until(&l.acquired, 5000));
+    }
     ASSERT_RC(zkl_multi_acquire(starved_set.m, -1), ZKL_OK);
     ASSERT(t_run_until(&starved_set.acquired, 5000));
-    memset(&l, 0, sizeof l);
-    ASSERT_RC(zkl_lock_new(&l.lk, c, p[2], starved_lock_cb, &l), ZKL_OK);
-    ASSERT_RC(zkl_lock_acquire(l.lk, -1), ZKL_OK);
-    ASSERT(t_run_until(&l.acquired, 5000));
+    if (!lock_first) {
+        ASSERT_RC(zkl_lock_acquire(l.lk, -1), ZKL_OK);
+        ASSERT(t_run_until(&l.acquired, 5000));
+    }
     t_run_for(300);
     t_sleep_ms(3750); /* starved: every hold is presumed lost next pass */
     ASSERT(t_run_until(&starved_set.lost, 5000));
@@ -332,6 +341,16 @@ TEST(multi_lost_reads_not_held_before_its_lost)
     zkl_multi_free(starved_set.m);
     zkl_lock_free(l.lk);
     zkl_client_free(c);
+}
+
+/* Both orders: the set's members found lost after the lock (the lock's
+ * LOST runs while a member's is queued: the set still MG_HOLD), and
+ * before it (the members' LOSTs have run, the set's own LOST is queued
+ * behind the lock's). */
+TEST(multi_lost_reads_not_held_before_its_lost)
+{
+    starved_round(0);
+    starved_round(1);
 }
 
 /* Freeing the client under a waiting set and a held one: each is
