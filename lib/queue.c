@@ -39,6 +39,7 @@
  * refs). */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -78,6 +79,7 @@ struct zkl__views {
     zkl__otab_t own;          /* their own-node table (waiters.c) */
     unsigned cfg_gen;         /* connections seen: see zkl__views_solo */
     int solo;                 /* the servers are one server */
+    pid_t pid;                /* the process that made them */
     char hosts[];
 };
 
@@ -92,8 +94,14 @@ int zkl__views_join(zkl_client_t *c)
      * without one; it keeps its table and shares nothing. */
     if (c->own.count > 0)
         return ZKL_ENOMEM;
+    /* A child of fork() inherits this thread's views, with copies of
+     * the parent's clients (their sockets shared with the parent) and
+     * of its attempts: a waiter behind one of those would wait on a
+     * copy that never moves, and a poke would drive a copy over the
+     * parent's connection. The child's clients share only views of
+     * its own. */
     for (v = here; v != NULL; v = v->next)
-        if (strcmp(v->hosts, c->hosts) == 0)
+        if (v->pid == getpid() && strcmp(v->hosts, c->hosts) == 0)
             break;
     if (v == NULL) {
         size_t n = strlen(c->hosts) + 1;
@@ -101,6 +109,7 @@ int zkl__views_join(zkl_client_t *c)
         if ((v = zkl__calloc(1, sizeof *v + n)) == NULL)
             return ZKL_ENOMEM;
         memcpy(v->hosts, c->hosts, n);
+        v->pid = getpid();
         v->next = here;
         here = v;
     }

@@ -301,6 +301,7 @@ static void starved_round(int lock_first)
     zkl_client_t *c = t_client(t_hosts(), 4000, NULL);
     const char **p = paths_of(3, lock_first ? "t" : "s");
     static t_lock_t l;
+    int k;
 
     memset(&l, 0, sizeof l);
     starved_seen = 0;
@@ -328,13 +329,21 @@ static void starved_round(int lock_first)
     ASSERT_RC(starved_write, ZKL_ENOTHELD);
     ASSERT_RC(starved_release, ZKL_ENOTHELD);
     ASSERT_RC(starved_acquire, ZKL_EBUSY);
+    /* ACQUIRED, a SUSPENDED when the starved connection was found
+     * lost first (under valgrind), then LOST: presumed expired, or the
+     * server expired the session first and a member's node was seen
+     * gone. */
+    k = starved_set.n - 1;
+    ASSERT(k == 1 || k == 2);
     ASSERT_EQ(starved_set.ev[0], ZKL_LOCK_ACQUIRED);
-    ASSERT_EQ(starved_set.ev[1], ZKL_LOCK_LOST);
-    ASSERT_RC(starved_set.st[1], ZKL_ESESSION);
+    ASSERT(k == 1 || starved_set.ev[1] == ZKL_LOCK_SUSPENDED);
+    ASSERT_EQ(starved_set.ev[k], ZKL_LOCK_LOST);
+    ASSERT(starved_set.st[k] == ZKL_ESESSION ||
+           starved_set.st[k] == ZKL_ENODEGONE);
     /* After the LOST, the release lets go of whatever was kept. */
     ASSERT_RC(zkl_multi_release(starved_set.m), ZKL_OK);
     ASSERT(t_run_until(&starved_set.released, 10000));
-    ASSERT_EQ(starved_set.n, 3);
+    ASSERT_EQ(starved_set.n, k + 2);
     ASSERT_EQ(t_zk_wait_count(p[0], 0, 10000), 0);
     ASSERT_EQ(t_zk_wait_count(p[1], 0, 10000), 0);
     ASSERT_EQ(t_zk_wait_count(p[2], 0, 10000), 0);

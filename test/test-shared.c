@@ -213,6 +213,10 @@ TEST(shared_view_other_process)
     ASSERT(t_run_until(&xholder.acquired, 5000));
     fflush(NULL);
     if ((pid = fork()) == 0) {
+        /* The loop's epoll set is shared with the parent until
+         * event_reinit(): freed as it is, it would take the parent's
+         * sockets out of the parent's set. */
+        event_reinit(t_base);
         event_base_free(t_base);
         t_base = event_base_new();
         xp->child_listings = (int)xproc_waiters(xpath, 7, NULL);
@@ -230,6 +234,68 @@ TEST(shared_view_other_process)
     zkl_lock_free(xholder.lk);
     zkl_client_free(hc);
     munmap((void *)xp, sizeof *xp);
+}
+
+/* A child of fork() made after the parent's clients ran inherits a copy
+ * of the thread's shared view, the parent's holder in its own-node
+ * table. A child's waiter right behind that holder must wait on the
+ * server, not on the copy (which never moves): it gets the lock when the
+ * parent releases. (shared_view_other_process met this now and then, a
+ * child waiter first in the queue, and hung.) */
+static volatile int fork_child_got;
+
+static void fork_child_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                          void *arg)
+{
+    (void)lk;
+    (void)status;
+    (void)arg;
+    fork_child_got = ev == ZKL_LOCK_ACQUIRED ? 1 : -1;
+}
+
+TEST(forked_child_shares_no_view_with_its_parent)
+{
+    zkl_client_t *hc = t_client(t_hosts(), 8000, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t h;
+    pid_t pid;
+    int st;
+
+    t_lock_init(&h, hc, p);
+    ASSERT_RC(zkl_lock_acquire(h.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&h.acquired, 5000));
+    t_run_for(100);
+    fflush(NULL);
+    if ((pid = fork()) == 0) {
+        zkl_client_t *c;
+        zkl_lock_t *lk;
+
+        /* The loop's epoll set is shared with the parent until
+         * event_reinit(): freed as it is, it would take the parent's
+         * sockets out of the parent's set. */
+        event_reinit(t_base);
+        event_base_free(t_base);
+        t_base = event_base_new();
+        c = t_client(t_hosts(), 8000, NULL);
+        ASSERT_RC(zkl_lock_new(&lk, c, p, fork_child_cb, NULL), ZKL_OK);
+        ASSERT_RC(zkl_lock_acquire(lk, 8000), ZKL_OK);
+        ASSERT(WAIT_FOR(fork_child_got != 0, 10000));
+        ASSERT_EQ(fork_child_got, 1);
+        zkl_lock_free(lk);
+        zkl_client_free(c);
+        _exit(0);
+    }
+    ASSERT(pid > 0);
+    ASSERT_EQ(t_zk_wait_count(p, 2, 10000), 2); /* the child waits */
+    ASSERT_RC(zkl_lock_release(h.lk), ZKL_OK);
+    ASSERT(t_run_until(&h.released, 5000));
+    ASSERT_RC(h.last_status, ZKL_OK);
+    while (waitpid(pid, &st, WNOHANG) == 0)
+        t_run_for(20); /* the session stays alive meanwhile */
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+    zkl_lock_free(h.lk);
+    zkl_client_free(hc);
 }
 
 /* ---- pacing ---- */
