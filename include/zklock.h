@@ -718,6 +718,10 @@ ZKL_EXTERN int zkl_lease_limit(const zkl_lock_t *lease);
  * NULL or a handle that is not a lease. */
 ZKL_EXTERN int zkl_lease_recorded_limit(const zkl_lock_t *lease);
 
+/* ------------------------------------------------------------------ */
+/* Lock handles of every kind: acquire, release, state                 */
+/* ------------------------------------------------------------------ */
+
 /* The handle's kind (ZKL_KIND_MUTEX for NULL). */
 ZKL_EXTERN zkl_lock_kind_t zkl_lock_kind(const zkl_lock_t *lk);
 

@@ -377,7 +377,7 @@ void zkl__att_detach(zkl__att_t *a, int ev, int status)
     if (lk == NULL)
         return;
     if (ev != 0)
-        zkl__queue_event(a->c, ZKL__EV_LOCK, lk, ev, status);
+        zkl__evq_push(a->c, ZKL__EV_LOCK, lk, ev, status);
     if (lk->att == a)
         lk->att = NULL;
     a->lk = NULL;
@@ -1278,7 +1278,7 @@ void zkl__att_grant(zkl__att_t *a)
     a->pred_seq = UINT32_MAX;
     zkl__heap_remove(a->c, a);
     zkl__wtab_add(a->c, a, zkl__hash(a->path));
-    zkl__queue_event(a->c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_ACQUIRED, ZKL_OK);
+    zkl__evq_push(a->c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_ACQUIRED, ZKL_OK);
     after_reply(a, ZKL__NEXT_NOTHING);
 }
 
@@ -1309,7 +1309,7 @@ static void tell_queued(zkl__att_t *a, const struct String_vector *sv)
         if (zkl__name_cmp(sv->data[i], me) < 0)
             ahead++;
     a->flags |= ZKL__F_TOLD_QUEUED;
-    zkl__queue_event(a->c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_QUEUED, ahead);
+    zkl__evq_push(a->c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_QUEUED, ahead);
 }
 
 static void decide(zkl__att_t *a, const struct String_vector *sv)
@@ -1571,8 +1571,8 @@ static void check_revoke(zkl__att_t *a, const char *value, int len)
         len == (int)sizeof REVOKE_MESSAGE - 1 &&
         memcmp(value, REVOKE_MESSAGE, (size_t)len) == 0) {
         a->flags |= ZKL__F_REVOKED;
-        zkl__queue_event(a->c, ZKL__EV_LOCK, a->lk,
-                         ZKL_LOCK_REVOKE_REQUESTED, ZKL_OK);
+        zkl__evq_push(a->c, ZKL__EV_LOCK, a->lk,
+                      ZKL_LOCK_REVOKE_REQUESTED, ZKL_OK);
     }
 }
 
@@ -1621,8 +1621,8 @@ static void own_watch_done(int rc, const char *value, int len,
         check_revoke(a, value, len);
         if (a->flags & ZKL__F_SUSPENDED) {
             a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
-            zkl__queue_event(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
-                             ZKL_OK);
+            zkl__evq_push(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
+                          ZKL_OK);
         }
         break;
     case ZKL__RC_NONODE:
@@ -1651,8 +1651,8 @@ static void own_watch_done(int rc, const char *value, int len,
         /* A node we may not read exists: a suspended hold is back. */
         if (a->goal == ZKL__GOAL_HOLD && (a->flags & ZKL__F_SUSPENDED)) {
             a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
-            zkl__queue_event(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
-                             ZKL_OK);
+            zkl__evq_push(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
+                          ZKL_OK);
         }
         break;
     }
@@ -1883,8 +1883,8 @@ void zkl__on_suspended(zkl_client_t *c)
         if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL &&
             !(a->flags & ZKL__F_SUSPENDED)) {
             a->flags |= ZKL__F_SUSPENDED;
-            zkl__queue_event(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_SUSPENDED,
-                             ZKL_ESUSPENDED);
+            zkl__evq_push(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_SUSPENDED,
+                          ZKL_ESUSPENDED);
         }
     }
 }

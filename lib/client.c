@@ -57,8 +57,8 @@ int zkl__evq_reserve_one(zkl_client_t *c)
                                    ZKL__EVQ_SLACK);
 }
 
-int zkl__queue_event(zkl_client_t *c, int kind, void *obj, int ev,
-                     int status)
+int zkl__evq_push(zkl_client_t *c, int kind, void *obj, int ev,
+                  int status)
 {
     zkl__event_t *e;
 
@@ -89,30 +89,34 @@ int zkl__queue_event(zkl_client_t *c, int kind, void *obj, int ev,
     return ZKL_OK;
 }
 
-void zkl__purge_events(zkl_client_t *c, zkl_lock_t *lk)
+/* The handle an event is for, whatever its kind. */
+static const void *event_obj(const zkl__event_t *e)
 {
-    size_t i;
-
-    for (i = 0; i < c->evq_len && lk->nqueued > 0; i++) {
-        zkl__event_t *e = &c->evq[(c->evq_head + i) % c->evq_cap];
-
-        if (e->kind == ZKL__EV_LOCK && e->u.lk == lk) {
-            e->kind = ZKL__EV_NONE;
-            lk->nqueued--;
-        }
+    switch ((enum zkl__ev_kind)e->kind) {
+    case ZKL__EV_LOCK:
+        return e->u.lk;
+    case ZKL__EV_CONTENDERS:
+        return e->u.req;
+    case ZKL__EV_MULTI:
+        return e->u.m;
+    case ZKL__EV_WRITE:
+        return e->u.w;
+    default:
+        return NULL;
     }
 }
 
-void zkl__purge_multi_events(zkl_client_t *c, zkl_multi_t *m)
+void zkl__evq_purge(zkl_client_t *c, int kind, const void *obj,
+                    unsigned *nqueued)
 {
     size_t i;
 
-    for (i = 0; i < c->evq_len && m->nqueued > 0; i++) {
+    for (i = 0; i < c->evq_len && *nqueued > 0; i++) {
         zkl__event_t *e = &c->evq[(c->evq_head + i) % c->evq_cap];
 
-        if (e->kind == ZKL__EV_MULTI && e->u.m == m) {
+        if (e->kind == kind && event_obj(e) == obj) {
             e->kind = ZKL__EV_NONE;
-            m->nqueued--;
+            (*nqueued)--;
         }
     }
 }
@@ -121,7 +125,7 @@ static void queue_conn_event(zkl_client_t *c, zkl_conn_event_t ev)
 {
     c->conn_state = (int)ev;
     if (c->conn_cb != NULL)
-        zkl__queue_event(c, ZKL__EV_CONN, NULL, (int)ev, 0);
+        zkl__evq_push(c, ZKL__EV_CONN, NULL, (int)ev, 0);
 }
 
 /* The one place where a user callback is called. */
@@ -1178,8 +1182,8 @@ static void teardown(zkl_client_t *c)
         close(c->io_fd); /* the adapter let go of it */
     zkl__acl_free(&c->acl);
     zkl__creds_free(c->auth, c->nauth);
-    zkl__free(c->wtab);
-    zkl__free(c->own.t);
+    zkl__table_free(&c->wtab);
+    zkl__table_free(&c->own);
     zkl__free(c->heap);
     zkl__free(c->evq);
     zkl__free(c->hosts);

@@ -80,7 +80,7 @@ static void req_done(zkl__contenders_req_t *r)
 {
     zkl_client_t *c = r->c;
 
-    if (zkl__queue_event(c, ZKL__EV_CONTENDERS, r, 0, r->status) != ZKL_OK) {
+    if (zkl__evq_push(c, ZKL__EV_CONTENDERS, r, 0, r->status) != ZKL_OK) {
         c->nreqs--;
         zkl__contenders_free(r);
     }

@@ -220,13 +220,3 @@ int zkl__from_zk(int rc)
         return ZKL_EZK;
     }
 }
-
-unsigned zkl_version(void)
-{
-    return ZKL_VERSION_NUM;
-}
-
-const char *zkl_version_string(void)
-{
-    return ZKL_VERSION_STRING;
-}

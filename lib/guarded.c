@@ -122,7 +122,7 @@ static void write_done(int rc, const void *data)
             w->status = zkl__from_zk(rc);
         }
     }
-    if (zkl__queue_event(c, ZKL__EV_WRITE, w, 0, w->status) != ZKL_OK) {
+    if (zkl__evq_push(c, ZKL__EV_WRITE, w, 0, w->status) != ZKL_OK) {
         c->nreqs--; /* past the room set aside: logged, dropped */
         write_free(w);
     }

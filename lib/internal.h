@@ -49,10 +49,39 @@ typedef struct zkl__queue zkl__queue_t;
 typedef struct zkl__sem zkl__sem_t;
 typedef struct zkl__listing zkl__listing_t;
 typedef struct zkl__views zkl__views_t;
-typedef struct zkl__otab {
-    zkl__att_t **t;           /* node path hash -> attempts, via onext */
+
+/* ---- table.c: the chained hash table every index uses ---- */
+/* Empty when zeroed; owns its buckets (zkl__table_free), never its
+ * entries. */
+typedef struct zkl__table {
+    void **b;
     size_t size, count;
-} zkl__otab_t;
+} zkl__table_t;
+/* What a table holds: where an entry keeps the pointer that chains it
+ * (offsetof), its hash again when the table grows, the first size. */
+typedef struct zkl__tabkind {
+    size_t link;
+    uint64_t (*hash_of)(const void *e);
+    size_t first_size;
+} zkl__tabkind_t;
+/* ZKL_ENOMEM only while the table has no buckets at all. */
+int zkl__table_add(zkl__table_t *t, const zkl__tabkind_t *k, void *e,
+                   uint64_t h);
+/* The chain where entries of hash h are (others share it): walk it
+ * with zkl__table_next(), checking each entry's key. */
+void *zkl__table_first(const zkl__table_t *t, uint64_t h);
+void *zkl__table_next(const zkl__tabkind_t *k, const void *e);
+/* 1 when e was in (filed under h) and is out now. */
+int zkl__table_remove(zkl__table_t *t, const zkl__tabkind_t *k, void *e,
+                      uint64_t h);
+/* Unlinks every entry of h's chain for which same(e, h), and returns
+ * them chained through their link, NULL when none. */
+void *zkl__table_take(zkl__table_t *t, const zkl__tabkind_t *k, uint64_t h,
+                      int (*same)(const void *e, uint64_t h));
+void zkl__table_free(zkl__table_t *t);
+/* The tables' hash of a string (FNV-1a, never 0). */
+uint64_t zkl__hash(const char *s);
+uint64_t zkl__hashn(const char *s, size_t n);
 
 /* ---- alloc.c: every allocation goes through zkl_set_allocator()'s ---- */
 void *zkl__malloc(size_t size);
@@ -72,9 +101,11 @@ void zkl__log(int level, const char *fmt, ...)
     } while (0)
 void zkl__zk_log_trampoline(const char *msg);
 
-/* ---- names.c: time, paths, Curator's names and order ---- */
+/* ---- clock.c: the monotonic clock ---- */
 uint64_t zkl__now_ms(void);
 uint64_t zkl__now_us(void);
+
+/* ---- names.c: paths, Curator's names and order ---- */
 int zkl__path_check(const char *path, int allow_root);
 void zkl__uuid(char out[ZKL__UUID_LEN + 1]);
 /* Curator's sort key: the text after the last "lock-" (its mutex), else
@@ -88,8 +119,6 @@ const char *zkl__sort_key(const char *name);
 /* Total order used everywhere a queue is ordered (key, then name):
  * Curator's, so both agree on who holds a lock. */
 int zkl__name_cmp(const char *a, const char *b);
-uint64_t zkl__hash(const char *s);
-uint64_t zkl__hashn(const char *s, size_t n);
 /* The sequence number of a name whose sort key is ten digits (0 ..
  * 2^31-1), for the queue view's arithmetic; UINT32_MAX for any other
  * name, including the eleven-character and negative suffixes past 2^31,
@@ -628,9 +657,8 @@ struct zkl_client {
     size_t nreqs;             /* contenders requests and guarded writes
                                  not yet delivered */
 
-    zkl__att_t **wtab;        /* waiter table: path hash -> attempts */
-    size_t wtab_size, wtab_count;
-    zkl__otab_t own;          /* own-node table until attached: then
+    zkl__table_t wtab;        /* waiter table: path hash -> attempts */
+    zkl__table_t own;         /* own-node table until attached: then
                                  the views' one, shared by the thread */
 
     zkl__views_t *views;      /* queue views shared with the clients of
@@ -688,8 +716,8 @@ int zkl__touch_fresh(const zkl_client_t *c);
  * request's events: room for them is set aside when they are accepted
  * (zkl__evq_reserve); past that a failure is logged and the event
  * dropped. */
-int zkl__queue_event(zkl_client_t *c, int kind, void *obj, int ev,
-                     int status);
+int zkl__evq_push(zkl_client_t *c, int kind, void *obj, int ev,
+                  int status);
 /* Makes the callback queue hold want events without growing. Each
  * attempt and each contenders request sets aside one slot, plus
  * ZKL__EVQ_SLACK for connection events and several events of one
@@ -698,8 +726,10 @@ int zkl__evq_reserve(zkl_client_t *c, size_t want);
 #define ZKL__EVQ_SLACK 16
 /* Room for one more operation's answer, on top of every pending one's. */
 int zkl__evq_reserve_one(zkl_client_t *c);
-void zkl__purge_events(zkl_client_t *c, zkl_lock_t *lk);
-void zkl__purge_multi_events(zkl_client_t *c, zkl_multi_t *m);
+/* Drops the queued events of one handle (kind, obj), of which
+ * *nqueued are queued: the handle is being freed. */
+void zkl__evq_purge(zkl_client_t *c, int kind, const void *obj,
+                    unsigned *nqueued);
 void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
                   void *ctx);
 
@@ -739,7 +769,7 @@ zkl_client_t *zkl__views_next_poked(zkl_client_t *c);
  * rest follow through vnext. */
 zkl_client_t *zkl__views_clients(zkl_client_t *c);
 /* The own-node table c uses: its views', else its own. */
-zkl__otab_t *zkl__views_otab(zkl_client_t *c);
+zkl__table_t *zkl__views_otab(zkl_client_t *c);
 /* c's session is (re)connected: its views read the ensemble's
  * configuration again. zkl__views_solo(): 1 once the latest read says
  * the servers are one server (no server can lag behind another). */

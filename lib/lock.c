@@ -170,7 +170,7 @@ static int reenter(zkl_lock_t *lk, int ev)
         lk->reentered++;
     else
         lk->reentered--;
-    zkl__queue_event(c, ZKL__EV_LOCK, lk, ev, ZKL_OK);
+    zkl__evq_push(c, ZKL__EV_LOCK, lk, ev, ZKL_OK);
     zkl__kick(c);
     return ZKL_OK;
 }
@@ -198,7 +198,7 @@ void zkl_lock_free(zkl_lock_t *lk)
         else if (lk->att != NULL)
             zkl__att_let_go(lk->att, 0, 0);
         if (lk->nqueued > 0)
-            zkl__purge_events(c, lk);
+            zkl__evq_purge(c, ZKL__EV_LOCK, lk, &lk->nqueued);
         ZKL__UNLINK(&c->locks, lk);
         zkl__kick(c);
     }

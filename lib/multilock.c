@@ -112,7 +112,7 @@ static void give_back(struct zkl__member *mb)
 
 static void queue(zkl_multi_t *m, int ev, int status)
 {
-    if (zkl__queue_event(m->c, ZKL__EV_MULTI, m, ev, status) == ZKL_OK) {
+    if (zkl__evq_push(m->c, ZKL__EV_MULTI, m, ev, status) == ZKL_OK) {
         m->nqueued++;
         if (ev == ZKL_LOCK_LOST)
             m->lost_untold = 1;
@@ -454,7 +454,7 @@ void zkl_multi_free(zkl_multi_t *m)
     if (c != NULL) {
         set_goal(m, MG_IDLE);
         if (m->nqueued > 0)
-            zkl__purge_multi_events(c, m);
+            zkl__evq_purge(c, ZKL__EV_MULTI, m, &m->nqueued);
         ZKL__UNLINK(&c->multis, m);
         c->nmultis--;
         c->kicks_held--;

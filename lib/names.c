@@ -6,23 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-uint64_t zkl__now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-uint64_t zkl__now_ms(void)
-{
-    return zkl__now_us() / 1000u;
-}
 
 /* Decodes one UTF-8 sequence; returns its length or 0 if invalid. */
 static size_t utf8_next(const unsigned char *s, uint32_t *cp)
@@ -267,21 +253,4 @@ int zkl__name_cmp(const char *a, const char *b)
     int r = strcmp(zkl__sort_key(a), zkl__sort_key(b));
 
     return r != 0 ? r : strcmp(a, b);
-}
-
-/* FNV-1a, 64 bits: a collision only costs a spurious re-list. */
-uint64_t zkl__hashn(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-
-    while (n-- > 0) {
-        h ^= (unsigned char)*s++;
-        h *= 1099511628211ull;
-    }
-    return h != 0 ? h : 1;
-}
-
-uint64_t zkl__hash(const char *s)
-{
-    return zkl__hashn(s, strlen(s));
 }

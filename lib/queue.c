@@ -37,6 +37,7 @@
  * cheap as the bookkeeping, and a lone waiter's view could only ever say
  * "list". A view lives while attempts use it (ZKL__F_QUEUED, counted in
  * refs). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -56,7 +57,7 @@ typedef struct zkl__qent {
 } zkl__qent_t;
 
 struct zkl__queue {
-    zkl__queue_t *hnext;
+    zkl__queue_t *hnext;  /* the views' table */
     uint64_t hash;        /* of the lock path */
     uint32_t refs;        /* attempts flagged ZKL__F_QUEUED */
     uint32_t head, n, cap;/* live window ents[head..n), sorted by seq */
@@ -71,12 +72,11 @@ struct zkl__queue {
 struct zkl__views {
     zkl__views_t *next;       /* this thread's, see `here` */
     size_t natts;             /* their attempts, for "worth a view" */
-    zkl__queue_t **qtab;      /* lock path hash -> view */
-    size_t qtab_size, nqueues;
+    zkl__table_t qtab;        /* lock path hash -> view */
     zkl_client_t *poked;      /* clients given work by another's reply */
     zkl_client_t *clients;    /* that joined, through vnext: freed
                                  when the last one parts */
-    zkl__otab_t own;          /* their own-node table (waiters.c) */
+    zkl__table_t own;         /* their own-node table (waiters.c) */
     unsigned cfg_gen;         /* connections seen: see zkl__views_solo */
     int solo;                 /* the servers are one server */
     pid_t pid;                /* the process that made them */
@@ -148,8 +148,8 @@ void zkl__views_part(zkl_client_t *c)
             *pp = v->next;
             break;
         }
-    zkl__free(v->qtab);
-    zkl__free(v->own.t);
+    zkl__table_free(&v->qtab);
+    zkl__table_free(&v->own);
     zkl__free(v);
 }
 
@@ -158,7 +158,7 @@ zkl_client_t *zkl__views_clients(zkl_client_t *c)
     return c->views != NULL ? c->views->clients : c;
 }
 
-zkl__otab_t *zkl__views_otab(zkl_client_t *c)
+zkl__table_t *zkl__views_otab(zkl_client_t *c)
 {
     return c->views != NULL ? &c->views->own : &c->own;
 }
@@ -264,6 +264,14 @@ static uint64_t name_hash(const char *name)
     return zkl__hash(name) | 1u;
 }
 
+static uint64_t queue_hash(const void *e)
+{
+    return ((const zkl__queue_t *)e)->hash;
+}
+
+static const zkl__tabkind_t view_kind = {offsetof(zkl__queue_t, hnext),
+                                         queue_hash, 16};
+
 /* The view of the lock path dir (dirlen bytes, no NUL needed). */
 static zkl__queue_t *lookup(zkl_client_t *c, const char *dir, size_t dirlen)
 {
@@ -271,10 +279,10 @@ static zkl__queue_t *lookup(zkl_client_t *c, const char *dir, size_t dirlen)
     zkl__queue_t *q;
     uint64_t h;
 
-    if (v == NULL || v->nqueues == 0)
+    if (v == NULL || v->qtab.count == 0)
         return NULL;
     h = zkl__hashn(dir, dirlen);
-    for (q = v->qtab[h & (v->qtab_size - 1)]; q != NULL; q = q->hnext)
+    for (q = zkl__table_first(&v->qtab, h); q != NULL; q = q->hnext)
         if (q->hash == h && q->dirlen == dirlen &&
             memcmp(q->dir, dir, dirlen) == 0)
             return q;
@@ -300,46 +308,22 @@ static zkl__queue_t *create(zkl_client_t *c, const zkl__att_t *a)
 
     if (v == NULL)
         return NULL;
-    if (v->nqueues >= v->qtab_size) {
-        size_t n = v->qtab_size ? v->qtab_size * 2 : 16, i;
-        zkl__queue_t **t = zkl__calloc(n, sizeof *t);
-
-        if (t == NULL)
-            return NULL;
-        for (i = 0; i < v->qtab_size; i++) {
-            zkl__queue_t *e, *nx;
-
-            for (e = v->qtab[i]; e != NULL; e = nx) {
-                nx = e->hnext;
-                e->hnext = t[e->hash & (n - 1)];
-                t[e->hash & (n - 1)] = e;
-            }
-        }
-        zkl__free(v->qtab);
-        v->qtab = t;
-        v->qtab_size = n;
-    }
     q = zkl__calloc(1, sizeof *q + a->dirlen);
     if (q == NULL)
         return NULL;
     q->hash = h;
     q->dirlen = a->dirlen;
     memcpy(q->dir, a->path, a->dirlen);
-    q->hnext = v->qtab[h & (v->qtab_size - 1)];
-    v->qtab[h & (v->qtab_size - 1)] = q;
-    v->nqueues++;
+    if (zkl__table_add(&v->qtab, &view_kind, q, h) != ZKL_OK) {
+        zkl__free(q);
+        return NULL;
+    }
     return q;
 }
 
 static void destroy(zkl_client_t *c, zkl__queue_t *q)
 {
-    zkl__views_t *v = c->views;
-    zkl__queue_t **pp = &v->qtab[q->hash & (v->qtab_size - 1)];
-
-    while (*pp != q)
-        pp = &(*pp)->hnext;
-    *pp = q->hnext;
-    v->nqueues--;
+    zkl__table_remove(&c->views->qtab, &view_kind, q, q->hash);
     queue_free(q);
 }
 
@@ -586,7 +570,7 @@ void zkl__queue_gone_path(zkl_client_t *c, const char *path)
     zkl__queue_t *q;
     uint32_t seq, i;
 
-    if (c->views == NULL || c->views->nqueues == 0 || slash == NULL ||
+    if (c->views == NULL || c->views->qtab.count == 0 || slash == NULL ||
         (seq = zkl__seq_of(slash + 1)) == UINT32_MAX ||
         (q = lookup(c, path, (size_t)(slash - path))) == NULL)
         return;
@@ -614,7 +598,7 @@ zkl__att_t *zkl__queue_successor(zkl_client_t *c, const char *path)
     zkl__queue_t *q;
     uint32_t seq, i;
 
-    if (c->views == NULL || c->views->nqueues == 0 || slash == NULL ||
+    if (c->views == NULL || c->views->qtab.count == 0 || slash == NULL ||
         (seq = zkl__seq_of(slash + 1)) == UINT32_MAX ||
         (q = lookup(c, path, (size_t)(slash - path))) == NULL ||
         q->broken || seq >= q->max_seq)
