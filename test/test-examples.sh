@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Every C example compiles: the ```c blocks of README.md and the .EX/.EE
+# Every C example compiles: the ```c blocks of README.md and docs/*.md,
+# and the .EX/.EE
 # blocks of the EXAMPLES sections of the section-3 man pages (roff
 # escapes undone), each with
 #     cc -std=c11 -Wall -Wextra -Werror -c
 # against the tree's headers, plus the cflags of the loop library whose
 # header it includes. One check per example, named after where it is
-# (README.md:LINE of its fence, zkl_lock_new.3:N for the page's Nth).
+# (README.md:LINE or recipes.md:LINE of its fence, zkl_lock_new.3:N for
+# the page's Nth).
 #
 # A block with "int main" is a complete program and is compiled as
 # printed. Any other block must say what it is on the line right before
@@ -30,7 +32,7 @@ INC="-I$top_srcdir/include -I$top_builddir/include -I$top_srcdir/test"
 # fragment, top-level, unmarked, or bad:<marker>; LINE is the line of
 # the block's first code line in SOURCE.
 mkdir -p "$tmp/ex"
-perl - "$tmp/ex" "$top_srcdir/README.md" "$top_srcdir"/man/*.3 <<'PERL' ||
+perl - "$tmp/ex" "$top_srcdir/README.md" "$top_srcdir"/docs/*.md "$top_srcdir"/man/*.3 <<'PERL' ||
 use strict;
 use warnings;
 my ($out, @sources) = @ARGV;
@@ -179,6 +181,8 @@ if [ -f "$tmp/ex/list" ]; then
     # Nothing found is a broken extraction, not a pass.
     [ "$(count_blocks 'README[.]md$')" -gt 0 ] ||
         { echo "FAIL: ${ZKL_TEST_PREFIX:-}$SUITE/README.md (no C block found)"; failed=$((failed + 1)); }
+    [ "$(count_blocks 'docs/[a-z]*[.]md$')" -gt 0 ] ||
+        { echo "FAIL: ${ZKL_TEST_PREFIX:-}$SUITE/docs (no C block found)"; failed=$((failed + 1)); }
     [ "$(count_blocks '[.]3$')" -gt 0 ] ||
         { echo "FAIL: ${ZKL_TEST_PREFIX:-}$SUITE/man (no example found)"; failed=$((failed + 1)); }
     while read -r file name kind src line; do
