@@ -3,7 +3,8 @@
 # without a single warning (what lintian runs), has its sections, names
 # only pages that exist; every public function (ZKL_EXTERN in
 # include/*.h) is in exactly one page's SYNOPSIS and in that page's
-# NAME; man/local.mk installs every page; and the alias pages install,
+# NAME; each prototype a SYNOPSIS prints is the header's, word for word
+# (test/man-prototypes.py); man/local.mk installs every page; and the alias pages install,
 # render with "man -l" and uninstall without a trace.
 set -u
 SUITE=man
@@ -230,6 +231,8 @@ for p in $pages; do
     check "sections/$p" t_sections "$p"
     check "refs/$p" t_refs "$p"
     case $p in zklock.3 | *.1) ;; *.3) check "name-synopsis/$p" t_name_synopsis "$p" ;; esac
+    check "synopsis-is-the-header/$p" python3 "$top_srcdir/test/man-prototypes.py" \
+        "$man/$p" "$top_srcdir"/include/*.h "$top_srcdir"/include/zklock_version.h.in
 done
 for p in $pages; do synopsis_functions "$p" | sed "s|\$| $p|"; done >"$tmp/all"
 for h in "$top_srcdir"/include/*.h; do

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Each declaration in a man page's SYNOPSIS, word for word the header's;
+and every ZKL_ name the page uses (error codes, events, states, kinds,
+macros) one the headers define.
+
+    man-prototypes.py MANPAGE HEADER...
+
+A SYNOPSIS prints prototypes with roff (.B/.BI/.BR lines: arguments
+alternate fonts and join without spaces); the headers declare them
+with ZKL_EXTERN. Both are reduced to one line each, whitespace
+collapsed, and compared by the declared name (functions, and callback
+typedefs "(*name)"). Prints one line per difference, or per name the
+SYNOPSIS declares and no header does, and exits 1 if there was any.
+"""
+import re
+import shlex
+import sys
+
+
+def squash(text):
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\( ", "(", text)
+    text = re.sub(r" \)", ")", text)
+    return re.sub(r" ,", ",", text)
+
+
+def name_of(decl):
+    m = re.search(r"\(\*(\w+)\)\s*\(", decl) or re.search(r"(\w+)\s*\(", decl)
+    return m.group(1) if m else None
+
+
+def header_decls(paths):
+    decls = {}
+    for path in paths:
+        src = open(path).read()
+        src = re.sub(r"/\*.*?\*/", " ", src, flags=re.S)
+        for m in re.finditer(r"ZKL_EXTERN\s+([^;]*;)", src):
+            d = squash(m.group(1))
+            decls[name_of(d)] = d
+        # Callback typedefs and function-pointer members of structs.
+        for m in re.finditer(r"(?:typedef\s+)?\w[\w \t*]*\(\s*\*\s*\w+\s*\)"
+                             r"\s*\([^;]*\);", src):
+            d = squash(m.group(0))
+            decls.setdefault(name_of(d), d)
+    return decls
+
+
+def roff_line(line):
+    """The text one .B/.BI/.BR/.IR/.RB line prints, fonts dropped."""
+    m = re.match(r"^\.(BI|IB|BR|RB|IR|RI|B|I)\s+(.*)$", line)
+    if not m:
+        return None
+    args = shlex.split(m.group(2).replace("\\", "\\\\"), posix=True)
+    if m.group(1) in ("B", "I"):
+        return " ".join(args)
+    return "".join(args)
+
+
+def synopsis_decls(page):
+    lines, on = [], False
+    for line in open(page):
+        line = line.rstrip("\n")
+        if line.startswith(".SH "):
+            on = line[4:].strip('"') == "SYNOPSIS"
+            continue
+        if on:
+            lines.append(line)
+    text, out = [], []
+    for line in lines:
+        t = roff_line(line)
+        if t is None:
+            if not line.startswith("."):
+                t = line
+            else:
+                continue
+        t = re.sub(r"\\f[BIRP]", "", t).replace("\\-", "-")
+        # Includes, macros and a struct's own lines are not prototypes;
+        # the function pointers inside it are.
+        if re.match(r"\s*(#|typedef struct|struct \w+ \{|\})", t):
+            continue
+        text.append(t)
+        if t.rstrip().endswith(";"):
+            out.append(squash(" ".join(text)))
+            text = []
+    return [d for d in out if "(" in d]
+
+
+def header_names(paths):
+    """Every ZKL_ name the headers define: macros, enum values, and the
+    error table's XX(NAME, ...) rows (each ZKL_E<NAME>)."""
+    names = set()
+    for path in paths:
+        src = open(path).read()
+        names.update(re.findall(r"#define\s+(ZKL_\w+)", src))
+        names.update(re.findall(r"\b(ZKL_\w+)\s*=", src))
+        names.update("ZKL_E" + n for n in re.findall(r"XX\((\w+),", src))
+        names.update(re.findall(r"\b(ZKL_[A-Z0-9_]+)\b", src))
+    return names
+
+
+def main():
+    page, headers = sys.argv[1], sys.argv[2:]
+    known = header_decls(headers)
+    bad = 0
+    defined = header_names(headers)
+    text = re.sub(r"\\f[BIRP]|\\&", "", open(page).read())
+    text = re.sub(r"(?m)^\.TH .*$", "", text)  # the page's own title
+    for n in sorted(set(re.findall(r"\b(ZKL_[A-Z0-9_]*[A-Z0-9])\b", text))):
+        if n not in defined:
+            print("%s: names %s, which no header defines" % (page, n))
+            bad = 1
+    for d in synopsis_decls(page):
+        n = name_of(d)
+        if n not in known:
+            print("%s: declares %s, which no header does: %s" % (page, n, d))
+            bad = 1
+        elif known[n] != d:
+            print("%s: %s\n  page:   %s\n  header: %s" % (page, n, d, known[n]))
+            bad = 1
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())
