@@ -2,7 +2,7 @@
  * run a command only while elected leader; list a lock's contenders; ask
  * its holders to let go. One file per job: run.c and command.c (run,
  * elect), query.c (ls, revoke), common.c, usage.c; the exit statuses
- * are in cli.h. */
+ * are in cli.h. This file is the table of subcommands. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,18 +10,44 @@
 
 const char *prog = "zklock";
 
+/* Every subcommand: its name, the function that runs it and the variant
+ * that function is told (run and elect share one, ls and revoke
+ * another). Messages list the names from here. */
+static const struct subcommand {
+    const char *name;
+    int (*fn)(int argc, char **argv, int variant);
+    int variant;
+} subcommands[] = {
+    {"run", cmd_run, 0},
+    {"elect", cmd_run, 1},
+    {"ls", cmd_query, 0},
+    {"revoke", cmd_query, 1},
+};
+#define NSUB (sizeof subcommands / sizeof subcommands[0])
+
+/* "run, elect, ls or revoke". */
+static const char *names(void)
+{
+    static char buf[128];
+    size_t i, len = 0;
+
+    for (i = 0; i < NSUB && len < sizeof buf; i++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s",
+                                i == 0 ? "" : i + 1 < NSUB ? ", " : " or ",
+                                subcommands[i].name);
+    return buf;
+}
+
 int main(int argc, char **argv)
 {
+    size_t i;
+
     if (argc < 2)
-        return usage_error("no command given (run, elect, ls or revoke)");
-    if (strcmp(argv[1], "run") == 0)
-        return cmd_run(argc - 1, argv + 1, 0);
-    if (strcmp(argv[1], "elect") == 0)
-        return cmd_run(argc - 1, argv + 1, 1);
-    if (strcmp(argv[1], "ls") == 0)
-        return cmd_query(argc - 1, argv + 1, 0);
-    if (strcmp(argv[1], "revoke") == 0)
-        return cmd_query(argc - 1, argv + 1, 1);
+        return usage_error("no command given (%s)", names());
+    for (i = 0; i < NSUB; i++)
+        if (strcmp(argv[1], subcommands[i].name) == 0)
+            return subcommands[i].fn(argc - 1, argv + 1,
+                                     subcommands[i].variant);
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         usage(stdout);
         return 0;
@@ -31,9 +57,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argv[1][0] == '-')
-        return usage_error("unknown option %s: the command (run, elect, ls "
-                           "or revoke) comes first, its options after it",
-                           argv[1]);
-    return usage_error("unknown command \"%s\" (run, elect, ls or revoke)",
-                       argv[1]);
+        return usage_error("unknown option %s: the command (%s) comes "
+                           "first, its options after it", argv[1], names());
+    return usage_error("unknown command \"%s\" (%s)", argv[1], names());
 }

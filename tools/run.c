@@ -295,9 +295,6 @@ static int exit_code(const char *arg, int *out)
     return 0;
 }
 
-/* run (elect 0) and elect (elect 1). */
-int cmd_run(int argc, char **argv, int elect)
-{
 #define COMMON_OPTS                                                        \
     {"servers", required_argument, NULL, 's'},                             \
         {"timeout", required_argument, NULL, 't'},                         \
@@ -316,235 +313,338 @@ int cmd_run(int argc, char **argv, int elect)
         {"verbose", no_argument, NULL, OPT_VERBOSE},                       \
         {"kill-after", required_argument, NULL, OPT_KILL_AFTER},           \
         {"help", no_argument, NULL, 'h'}
-    static const struct option run_opts[] = {
-        COMMON_OPTS,
-        {"read", no_argument, NULL, 'r'},
-        {"shared", no_argument, NULL, 'r'}, /* flock's --shared */
-        {"write", no_argument, NULL, 'w'},
-        {"owner", required_argument, NULL, OPT_OWNER},
-        {"revocable", no_argument, NULL, OPT_REVOCABLE},
-        {"leases", required_argument, NULL, 'L'},
-        {NULL, 0, NULL, 0}};
-    static const struct option elect_opts[] = {
-        COMMON_OPTS,
-        {"id", required_argument, NULL, OPT_ID},
-        {NULL, 0, NULL, 0}};
+static const struct option run_opts[] = {
+    COMMON_OPTS,
+    {"read", no_argument, NULL, 'r'},
+    {"shared", no_argument, NULL, 'r'}, /* flock's --shared */
+    {"write", no_argument, NULL, 'w'},
+    {"owner", required_argument, NULL, OPT_OWNER},
+    {"revocable", no_argument, NULL, OPT_REVOCABLE},
+    {"leases", required_argument, NULL, 'L'},
+    {NULL, 0, NULL, 0}};
+static const struct option elect_opts[] = {
+    COMMON_OPTS,
+    {"id", required_argument, NULL, OPT_ID},
+    {NULL, 0, NULL, 0}};
 #undef COMMON_OPTS
-    struct run r;
-    struct conn_opts co;
-    long leases = 0;
-    char *end, **paths, *sh_argv[4] = {"/bin/sh", "-c", NULL, NULL};
-    char idbuf[HOST_NAME_MAX + 32];
-    const char *owner = NULL, *id = NULL, *script = NULL;
-    long timeout_ms = -1;
-    int opt, rc, have_t = 0, have_n = 0, revocable = 0, npaths, cmd, i;
-    double start, limit;
-    const char *limit_name = "--connect-timeout";
-    zkl_lock_kind_t kind = ZKL_KIND_MUTEX;
-    zkl_lock_kind_t kinds[ZKL_MULTI_MAX];
 
-    memset(&r, 0, sizeof r);
-    conn_opts_init(&co);
-    r.wait_s = -1;
-    r.kill_after = 10;
-    r.elect = elect;
-    r.busy_code = EXIT_BUSY;
-    r.timeout_code = EXIT_TIMEDOUT;
+/* What the command line asks for; the parts that the run itself keeps
+ * (-t, -E, -q, --kill-after) go straight into struct run. */
+struct args {
+    struct conn_opts co;
+    zkl_lock_kind_t kind;
+    long leases;              /* -L */
+    const char *owner, *id, *script;
+    int have_t, have_n, revocable;
+    char **paths;
+    int npaths;
+    char *sh_argv[4];         /* /bin/sh -c STRING */
+    char idbuf[HOST_NAME_MAX + 32];
+};
+
+/* Returned by the steps below to go on: anything else is the exit
+ * status. */
+#define GO (-1)
+
+/* One option (not a connection option) into a or r. */
+static int one_option(int opt, struct args *a, struct run *r, char **argv)
+{
+    char *end;
+
+    switch (opt) {
+    case 'r':
+    case 'w':
+    case 'L':
+        if (a->kind != ZKL_KIND_MUTEX)
+            return usage_error("-r, -w and -L exclude each other");
+        a->kind = opt == 'r'   ? ZKL_KIND_READ
+                  : opt == 'w' ? ZKL_KIND_WRITE
+                               : ZKL_KIND_LEASE;
+        if (opt != 'L')
+            return GO;
+        errno = 0;
+        a->leases = strtol(optarg, &end, 10);
+        if (errno != 0 || end == optarg || *end != '\0' || a->leases < 1 ||
+            a->leases > ZKL_LEASES_MAX)
+            return usage_error("bad -L value \"%s\" (leases: 1 to %d)",
+                               optarg, ZKL_LEASES_MAX);
+        return GO;
+    case OPT_OWNER:
+        a->owner = optarg;
+        return GO;
+    case OPT_ID:
+        a->id = optarg;
+        return GO;
+    case OPT_REVOCABLE:
+        a->revocable = 1;
+        return GO;
+    case OPT_KILL_AFTER:
+        if (parse_seconds(optarg, &r->kill_after) != 0)
+            return usage_error("bad --kill-after value \"%s\" (seconds)",
+                               optarg);
+        return GO;
+    case 't':
+        if (parse_seconds(optarg, &r->wait_s) != 0)
+            return usage_error("bad -t value \"%s\" (seconds)", optarg);
+        a->have_t = 1;
+        return GO;
+    case 'n':
+        a->have_n = 1;
+        return GO;
+    case 'c':
+        a->script = optarg;
+        return GO;
+    case 'E':
+        if (exit_code(optarg, &r->busy_code) != 0)
+            return EXIT_USAGE;
+        r->timeout_code = r->busy_code;
+        return GO;
+    case 'q':
+        r->quiet = 1;
+        return GO;
+    case 'h':
+        usage(stdout);
+        return 0;
+    default:
+        return getopt_error(opt, argv);
+    }
+}
+
+/* The lock paths and the command: after the options, or flock's
+ * "LOCKPATH -c STRING". */
+static int operands(int argc, char **argv, int elect, struct args *a,
+                    struct run *r)
+{
+    int i, cmd;
+
+    /* flock's -w is a timeout; here it is the write side. */
+    if (a->kind == ZKL_KIND_WRITE && optind < argc && is_number(argv[optind]))
+        return usage_error("-w is the write side of a read/write lock; for "
+                           "a timeout use -t %s (flock's -w)", argv[optind]);
+    /* flock's order too: LOCKPATH -c STRING. */
+    if (a->script == NULL && argc - optind == 3 &&
+        (strcmp(argv[optind + 1], "-c") == 0 ||
+         strcmp(argv[optind + 1], "--command") == 0))
+        a->script = argv[optind + 2], argc = optind + 1;
+    if (optind >= argc)
+        return usage_error("no %s given", elect ? "PATH" : "LOCKPATH");
+    if (a->script != NULL) {
+        for (i = optind; i < argc; i++)
+            if (strcmp(argv[i], "--") == 0)
+                return usage_error("-c STRING is the command: no COMMAND "
+                                   "after --");
+        a->npaths = argc - optind;
+        a->sh_argv[0] = "/bin/sh";
+        a->sh_argv[1] = "-c";
+        a->sh_argv[2] = (char *)a->script;
+        r->argv = a->sh_argv;
+    } else if ((cmd = split_paths(argc, argv, optind, &a->npaths)) < 0) {
+        return usage_error("no COMMAND after %s (LOCKPATH -- COMMAND, or "
+                           "-c STRING)", a->npaths > 1 ? "the lock paths"
+                                                       : argv[optind]);
+    } else {
+        r->argv = argv + cmd;
+    }
+    a->paths = argv + optind;
+    return GO;
+}
+
+/* What the paths allow: one lock named more than once is one lock; a
+ * set takes neither elect, -L, --revocable nor --owner. */
+static int check_paths(struct args *a, int elect)
+{
+    int i;
+
+    for (i = 0; i < a->npaths; i++)
+        if (!path_ok(a->paths[i]))
+            return EXIT_USAGE;
+    if (a->npaths > ZKL_MULTI_MAX)
+        return usage_error("at most %d lock paths", ZKL_MULTI_MAX);
+    if (distinct(a->paths, a->npaths) == 1)
+        a->npaths = 1;
+    else if (elect)
+        return usage_error("elect takes one PATH");
+    else if (a->kind == ZKL_KIND_LEASE)
+        return usage_error("-L takes one lock path (a semaphore cannot be "
+                           "part of a set)");
+    else if (a->revocable)
+        return usage_error("--revocable takes one lock path (a set cannot "
+                           "be revoked)");
+    else if (a->owner != NULL)
+        return usage_error("--owner takes one lock path (a set's locks "
+                           "carry the default data)");
+    return GO;
+}
+
+/* The command line, whole: options, operands, their checks. */
+static int parse(int argc, char **argv, int elect, struct args *a,
+                 struct run *r)
+{
+    int opt, rc;
+
+    memset(a, 0, sizeof *a);
+    conn_opts_init(&a->co);
+    a->kind = ZKL_KIND_MUTEX;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv,
                               elect ? "+:s:t:nc:E:qh" : "+:s:t:nc:E:qrwL:h",
                               elect ? elect_opts : run_opts, NULL)) != -1) {
-        if ((rc = conn_option(&co, opt, optarg)) != 0) {
+        if ((rc = conn_option(&a->co, opt, optarg)) != 0) {
             if (rc < 0)
                 return EXIT_USAGE;
             continue;
         }
-        switch (opt) {
-        case 'r':
-        case 'w':
-        case 'L':
-            if (kind != ZKL_KIND_MUTEX)
-                return usage_error("-r, -w and -L exclude each other");
-            kind = opt == 'r'   ? ZKL_KIND_READ
-                   : opt == 'w' ? ZKL_KIND_WRITE
-                                : ZKL_KIND_LEASE;
-            if (opt != 'L')
-                break;
-            errno = 0;
-            leases = strtol(optarg, &end, 10);
-            if (errno != 0 || end == optarg || *end != '\0' || leases < 1 ||
-                leases > ZKL_LEASES_MAX)
-                return usage_error("bad -L value \"%s\" (leases: 1 to %d)",
-                                   optarg, ZKL_LEASES_MAX);
-            break;
-        case OPT_OWNER:
-            owner = optarg;
-            break;
-        case OPT_ID:
-            id = optarg;
-            break;
-        case OPT_REVOCABLE:
-            revocable = 1;
-            break;
-        case OPT_KILL_AFTER:
-            if (parse_seconds(optarg, &r.kill_after) != 0)
-                return usage_error("bad --kill-after value \"%s\" (seconds)",
-                                   optarg);
-            break;
-        case 't':
-            if (parse_seconds(optarg, &r.wait_s) != 0)
-                return usage_error("bad -t value \"%s\" (seconds)", optarg);
-            have_t = 1;
-            break;
-        case 'n':
-            have_n = 1;
-            break;
-        case 'c':
-            script = optarg;
-            break;
-        case 'E':
-            if (exit_code(optarg, &r.busy_code) != 0)
-                return EXIT_USAGE;
-            r.timeout_code = r.busy_code;
-            break;
-        case 'q':
-            r.quiet = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            return getopt_error(opt, argv);
-        }
+        if ((rc = one_option(opt, a, r, argv)) != GO)
+            return rc;
     }
-    if (have_t && have_n)
+    if (a->have_t && a->have_n)
         return usage_error("-t and -n exclude each other");
-    /* flock's -w is a timeout; here it is the write side. */
-    if (kind == ZKL_KIND_WRITE && optind < argc && is_number(argv[optind]))
-        return usage_error("-w is the write side of a read/write lock; for "
-                           "a timeout use -t %s (flock's -w)", argv[optind]);
-    /* flock's order too: LOCKPATH -c STRING. */
-    if (script == NULL && argc - optind == 3 &&
-        (strcmp(argv[optind + 1], "-c") == 0 ||
-         strcmp(argv[optind + 1], "--command") == 0))
-        script = argv[optind + 2], argc = optind + 1;
-    if (optind >= argc)
-        return usage_error("no %s given", elect ? "PATH" : "LOCKPATH");
-    if (script != NULL) {
-        for (i = optind; i < argc; i++)
-            if (strcmp(argv[i], "--") == 0)
-                return usage_error("-c STRING is the command: no COMMAND "
-                                   "after --");
-        npaths = argc - optind;
-        sh_argv[2] = (char *)script;
-        r.argv = sh_argv;
-    } else if ((cmd = split_paths(argc, argv, optind, &npaths)) < 0) {
-        return usage_error("no COMMAND after %s (LOCKPATH -- COMMAND, or "
-                           "-c STRING)", npaths > 1 ? "the lock paths"
-                                                    : argv[optind]);
-    } else {
-        r.argv = argv + cmd;
-    }
-    paths = argv + optind;
-    for (i = 0; i < npaths; i++)
-        if (!path_ok(paths[i]))
-            return EXIT_USAGE;
-    if (npaths > ZKL_MULTI_MAX)
-        return usage_error("at most %d lock paths", ZKL_MULTI_MAX);
-    if (distinct(paths, npaths) == 1)
-        npaths = 1; /* one lock, named more than once */
-    else if (elect)
-        return usage_error("elect takes one PATH");
-    else if (kind == ZKL_KIND_LEASE)
-        return usage_error("-L takes one lock path (a semaphore cannot be "
-                           "part of a set)");
-    else if (revocable)
-        return usage_error("--revocable takes one lock path (a set cannot "
-                           "be revoked)");
-    else if (owner != NULL)
-        return usage_error("--owner takes one lock path (a set's locks "
-                           "carry the default data)");
-    r.path = paths[0];
-    if (elect && id == NULL) {
+    if ((rc = operands(argc, argv, elect, a, r)) != GO)
+        return rc;
+    if ((rc = check_paths(a, elect)) != GO)
+        return rc;
+    r->path = a->paths[0];
+    if (elect && a->id == NULL) {
         char host[HOST_NAME_MAX + 1];
 
         if (gethostname(host, sizeof host) != 0)
             snprintf(host, sizeof host, "localhost");
         host[sizeof host - 1] = '\0';
-        snprintf(idbuf, sizeof idbuf, "%s:%ld", host, (long)getpid());
-        id = idbuf;
+        snprintf(a->idbuf, sizeof a->idbuf, "%s:%ld", host, (long)getpid());
+        a->id = a->idbuf;
     }
+    return GO;
+}
 
-    signal(SIGPIPE, SIG_IGN);
-    start = now_s();
-    r.base = event_base_new();
-    if ((r.c = open_client(r.base, &co, &rc)) == NULL) {
-        event_base_free(r.base);
+/* A session, within --connect-timeout or -t, whichever is shorter: -t
+ * bounds the whole wait, connecting included. */
+static int connect_session(struct run *r, struct args *a)
+{
+    double limit = a->co.connect_s;
+    const char *limit_name = "--connect-timeout";
+    int rc;
+
+    if ((r->c = open_client(r->base, &a->co, &rc)) == NULL)
         return rc;
-    }
-    /* -t bounds the whole wait, connecting included. */
-    limit = co.connect_s;
-    if (have_t && r.wait_s > 0 && (limit <= 0 || r.wait_s < limit)) {
-        limit = r.wait_s;
+    if (a->have_t && r->wait_s > 0 && (limit <= 0 || r->wait_s < limit)) {
+        limit = r->wait_s;
         limit_name = "-t";
     }
     if ((rc = await_session(limit, limit_name)) != 0) {
         close_client();
-        event_base_free(r.base);
         return rc;
     }
-    if (have_n || (have_t && r.wait_s == 0)) {
-        timeout_ms = 0;
-    } else if (have_t) {
-        timeout_ms = (long)((r.wait_s - (now_s() - start)) * 1000.0 + 0.5);
-        if (timeout_ms < 1)
-            timeout_ms = 1;
+    return GO;
+}
+
+/* What is left of -t for the acquire (-1: wait, 0: try once). */
+static long acquire_timeout(const struct run *r, const struct args *a,
+                            double start)
+{
+    long ms;
+
+    if (a->have_n || (a->have_t && r->wait_s == 0))
+        return 0;
+    if (!a->have_t)
+        return -1;
+    ms = (long)((r->wait_s - (now_s() - start)) * 1000.0 + 0.5);
+    return ms < 1 ? 1 : ms;
+}
+
+/* The lock, made and asked for: a set, a leadership, a lease, or one
+ * lock of a kind. */
+static int start_acquire(struct run *r, struct args *a, long timeout_ms)
+{
+    zkl_lock_kind_t kinds[ZKL_MULTI_MAX];
+    int rc, i;
+
+    if (a->npaths > 1) {
+        for (i = 0; i < a->npaths; i++)
+            kinds[i] = a->kind;
+        if ((rc = zkl_multi_new(&r->m, r->c, (const char *const *)a->paths,
+                                kinds, (size_t)a->npaths, multi_cb, r)) !=
+            ZKL_OK)
+            return rc;
+        if ((r->what = set_text(r->m)) == NULL)
+            return ZKL_ENOMEM;
+        return zkl_multi_acquire(r->m, timeout_ms);
     }
-    if (kind == ZKL_KIND_LEASE && (rc = check_not_a_lock(&r)) != 0) {
+    if ((r->what = strdup(r->path)) == NULL)
+        return ZKL_ENOMEM;
+    rc = r->elect ? zkl_latch_new(&r->lk, r->c, r->path, a->id, lock_cb, r)
+         : a->kind == ZKL_KIND_LEASE
+             ? zkl_lease_new(&r->lk, r->c, r->path, (int)a->leases, lock_cb,
+                             r)
+             : zkl_lock_new_kind(&r->lk, r->c, r->path, a->kind, lock_cb, r);
+    if (rc == ZKL_OK && a->owner != NULL)
+        rc = zkl_lock_set_data(r->lk, a->owner, strlen(a->owner));
+    if (rc == ZKL_OK && !r->elect)
+        rc = zkl_lock_set_revocable(r->lk, a->revocable);
+    if (rc == ZKL_OK)
+        rc = zkl_lock_acquire(r->lk, timeout_ms);
+    return rc;
+}
+
+/* Everything the run made, in the order that lets the session close
+ * last (closing it removes any node left). ran: the lock was asked for
+ * and the loop ran, so the command's parts exist and the releases get
+ * their moment to finish. */
+static void clean_up(struct run *r, int ran)
+{
+    if (ran)
+        command_free(r);
+    zkl_multi_free(r->m);
+    zkl_lock_free(r->lk);
+    if (ran) {
+        watch_connection(NULL, NULL);
+        settle(r->base, r->c);
+    }
+    if (r->c != NULL)
         close_client();
-        event_base_free(r.base);
+    event_base_free(r->base);
+    free(r->what);
+}
+
+/* run (elect 0) and elect (elect 1): parse, connect, acquire, then the
+ * loop runs the command while the lock is held. */
+int cmd_run(int argc, char **argv, int elect)
+{
+    struct run r;
+    struct args a;
+    double start;
+    int rc;
+
+    memset(&r, 0, sizeof r);
+    r.wait_s = -1;
+    r.kill_after = 10;
+    r.elect = elect;
+    r.busy_code = EXIT_BUSY;
+    r.timeout_code = EXIT_TIMEDOUT;
+    if ((rc = parse(argc, argv, elect, &a, &r)) != GO)
+        return rc;
+
+    signal(SIGPIPE, SIG_IGN);
+    start = now_s();
+    r.base = event_base_new();
+    if ((rc = connect_session(&r, &a)) != GO) {
+        r.c = NULL; /* closed, or never opened */
+        clean_up(&r, 0);
         return rc;
     }
-    if (npaths > 1) {
-        for (i = 0; i < npaths; i++)
-            kinds[i] = kind;
-        if ((rc = zkl_multi_new(&r.m, r.c, (const char *const *)paths,
-                                kinds, (size_t)npaths, multi_cb, &r)) ==
-            ZKL_OK) {
-            if ((r.what = set_text(r.m)) == NULL)
-                rc = ZKL_ENOMEM;
-            else
-                rc = zkl_multi_acquire(r.m, timeout_ms);
-        }
-    } else {
-        r.what = strdup(r.path);
-        rc = r.what == NULL ? ZKL_ENOMEM
-             : elect        ? zkl_latch_new(&r.lk, r.c, r.path, id, lock_cb,
-                                            &r)
-             : kind == ZKL_KIND_LEASE
-                 ? zkl_lease_new(&r.lk, r.c, r.path, (int)leases, lock_cb,
-                                 &r)
-                 : zkl_lock_new_kind(&r.lk, r.c, r.path, kind, lock_cb, &r);
-        if (rc == ZKL_OK && owner != NULL)
-            rc = zkl_lock_set_data(r.lk, owner, strlen(owner));
-        if (rc == ZKL_OK && !elect)
-            rc = zkl_lock_set_revocable(r.lk, revocable);
-        if (rc == ZKL_OK)
-            rc = zkl_lock_acquire(r.lk, timeout_ms);
+    if (a.kind == ZKL_KIND_LEASE && (rc = check_not_a_lock(&r)) != 0) {
+        clean_up(&r, 0);
+        return rc;
     }
-    if (rc != ZKL_OK) {
+    if ((rc = start_acquire(&r, &a, acquire_timeout(&r, &a, start))) !=
+        ZKL_OK) {
         if (r.what == NULL)
             r.what = strdup(r.path);
         rc = rc == ZKL_ENOMEM ? (fprintf(stderr, "%s: out of memory\n",
                                          prog),
                                  EXIT_INTERNAL)
                               : not_acquired(&r, rc);
-        zkl_multi_free(r.m);
-        zkl_lock_free(r.lk);
-        close_client();
-        event_base_free(r.base);
-        free(r.what);
+        clean_up(&r, 0);
         return rc;
     }
     watch_connection(down_too_long, &r);
@@ -555,13 +655,7 @@ int cmd_run(int argc, char **argv, int elect)
     }
     while (!r.done)
         event_base_dispatch(r.base);
-    command_free(&r);
-    zkl_multi_free(r.m);
-    zkl_lock_free(r.lk);
-    watch_connection(NULL, NULL);
-    settle(r.base, r.c);
-    close_client(); /* closing the session removes any node left */
-    event_base_free(r.base);
-    free(r.what);
-    return r.status;
+    rc = r.status;
+    clean_up(&r, 1);
+    return rc;
 }
