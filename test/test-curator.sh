@@ -45,16 +45,23 @@ t_curator_holds_zklock_waits() {
 }
 
 zklock_excludes_curator() { # path, zklock kind flag (or ""), Curator kind
+    # zklock holds until Curator has been refused and queued again (a
+    # file), not for a fixed 3 s: a JVM starting on a loaded machine has
+    # taken longer.
     local p=$1
-    "$ZKLOCK" run -s "$H" $2 "$p" -- sh -c 'sleep 3; date +%s%3N' > "$tmp/z2" &
+    rm -f "$tmp/z2.go"
+    "$ZKLOCK" run -s "$H" $2 "$p" -- sh -c 'i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; date +%s%3N' sh "$tmp/z2.go" > "$tmp/z2" &
     local z=$!
     wait_count "$p" 1 5 || return 1
     # Curator cannot get it while zklock holds...
     peer "$p" 300 0 $3 > "$tmp/peer2" || return 1
     grep -q '^TIMEOUT' "$tmp/peer2" || { cat "$tmp/peer2"; return 1; }
     # ...and gets it once zklock lets go.
-    peer "$p" 20000 0 $3 > "$tmp/peer3" || return 1
-    wait_ok $z || return 1
+    peer "$p" 20000 0 $3 > "$tmp/peer3" &
+    local c=$!
+    wait_count "$p" 2 20 || return 1
+    touch "$tmp/z2.go"
+    wait_ok $c $z || return 1
     local acq=$(field "$tmp/peer3" ACQUIRED 2) end=$(cat "$tmp/z2")
     [ -n "$acq" ] && [ "$acq" -ge "$end" ] || { echo "Curator acquired at $acq, zklock ended at $end"; return 1; }
     wait_count "$p" 0 5
@@ -231,7 +238,11 @@ t_semaphore_mixed_never_over_limit() {
 # from A's node as the leader's; ls -l shows B's node as a latch.
 t_latch_leadership_both_ways() {
     local p="$base/latch"
-    "$ZKLOCK" elect -s "$H" --id zk-a "$p" -- sh -c 'echo "S $(date +%s%3N)"; sleep 3; echo "E $(date +%s%3N)"' > "$tmp/la" &
+    # A leads until the checks below are done (a file), not for a fixed
+    # 3 s: a Curator JVM and two electors starting on a loaded machine
+    # have taken longer.
+    rm -f "$tmp/la.go"
+    "$ZKLOCK" elect -s "$H" --id zk-a "$p" -- sh -c 'echo "S $(date +%s%3N)"; i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; echo "E $(date +%s%3N)"' sh "$tmp/la.go" > "$tmp/la" &
     local a=$!
     wait_line "$tmp/la" S 10 || return 1
     peer "$p" -1 1500 latch cur-b > "$tmp/lb" &
@@ -247,6 +258,7 @@ t_latch_leadership_both_ways() {
     sed -n 3p "$tmp/ll" | grep -Eq '^latch - _c_[0-9a-f-]{36}-latch-[0-9]{10} zk-c$' || return 1
     "$ZKLOCK" elect -s "$H" -n "$p" -- true 2>/dev/null
     [ $? = 1 ] || { echo "a zklock elector led beside zklock A"; return 1; }
+    touch "$tmp/la.go"
     wait_ok $a $b $c || return 1
     local aend=$(field "$tmp/la" E 2) bacq=$(field "$tmp/lb" ACQUIRED 2) brel=$(field "$tmp/lb" RELEASED 2) c=$(field "$tmp/lc" S 2)
     echo "A led until $aend, B led $bacq..$brel, C led from $c; B first saw $(field "$tmp/lb" LEADER 3)"
