@@ -103,15 +103,17 @@ job_asan_rest() {
 # semaphore's fault matrices run the same code paths as the mutex's,
 # which valgrind does run; the crossed multi-lock rounds those of the
 # shorter multi-lock tests; the paced burst (3,300 locks) those of the
-# shared-view tests; and the staged cross-session handoff races (a
-# proxy's latency against a read's answer) those of the cross-session
-# handoff tests. ASan and LeakSanitizer run them all. (The long timing
+# shared-view tests; the staged cross-session handoff races (a proxy's
+# latency against a read's answer) those of the cross-session handoff
+# tests; and the lagging follower's minute and a half (a
+# follower's timing against the leader's, on the paths of the other
+# ensemble tests). ASan and LeakSanitizer run them all. (The long timing
 # tests stay: valgrind alone finds reads of uninitialised memory, and
 # in a lane of their own they cost no time.) A poll(2) refused for
 # RLIMIT_NOFILE cannot be had under valgrind, which keeps that limit to
 # itself.
 vg_tests="$(sed -n 's/^T(\([a-z0-9_]*\),.*/=\1/p' test/test-list.h test/test-ensemble-list.h |
-    grep -Ev '^=((rw|sem)_matrix_|multi_(two|three|crossed)|burst_paced|read_ahead_of|hand_across_never|poll_run_reports_a_refused_poll)') adapters"
+    grep -Ev '^=((rw|sem)_matrix_|multi_(two|three|crossed)|burst_paced|read_ahead_of|hand_across_never|poll_run_reports_a_refused_poll|ensemble_lagging_follower)') adapters"
 vg() {
     suite plain ZKL_TEST_PREFIX=valgrind/ \
         ZKL_TEST_WRAPPER="$top/build/plain/libtool --mode=execute valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=$top/test/zookeeper-client.supp" \
