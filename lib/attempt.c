@@ -14,11 +14,11 @@
  * definite refusal ends an attempt with an error; connection trouble of
  * any kind leaves the node MAYBE, to be found again by its uuid.
  *
- * The one recipe-specific decision (which node blocks us) comes from the
- * lock's zkl__recipe_t; see recipes.c. A semaphore's lease decides by
- * the count of leases and together with the rest of its set, and may
- * create its node only while its acquire holds the semaphore's mutex:
- * semaphore.c answers both. */
+ * This machine knows no kind of lock by name: what differs between them
+ * (the tag, where the nodes live, which node blocks us, whether waiters
+ * share a watch, and for a kind decided together with others when it
+ * may create and when it holds) comes from its zkl__recipe_t, through
+ * att_recipe(); see recipes.c. */
 #include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -212,7 +212,7 @@ static int att_arm_timeout(zkl__att_t *a, long timeout)
 {
     if (timeout == 0) {
         a->flags |= ZKL__F_TRYLOCK;
-        timeout = zkl_client_session_timeout(a->c);
+        timeout = zkl__session_timeout(a->c);
     }
     if (timeout > 0) {
         a->deadline = zkl__now_ms() + (uint64_t)timeout;
@@ -231,13 +231,12 @@ static zkl__att_t *att_start(zkl_client_t *c, zkl_lock_t *lk, int kind,
     size_t dirlen = strlen(lk->path);
     zkl__att_t *a;
 
-    /* A lease's node lives under the semaphore's leases child
-     * (zkl_lease_new() made sure it fits). */
+    /* Some kinds' nodes live in a child of the lock path (a lease's:
+     * zkl_lease_new() made sure it fits). */
     memcpy(dir, lk->path, dirlen);
-    if (kind == ZKL_KIND_LEASE) {
-        memcpy(dir + dirlen, "/leases", 7);
-        dirlen += 7;
-    }
+    memcpy(dir + dirlen, zkl__recipe(kind)->subdir,
+           zkl__recipe(kind)->subdirlen);
+    dirlen += zkl__recipe(kind)->subdirlen;
     if ((a = att_alloc(c, dir, dirlen, kind)) == NULL)
         return NULL;
     a->lk = lk;
@@ -245,13 +244,13 @@ static zkl__att_t *att_start(zkl_client_t *c, zkl_lock_t *lk, int kind,
     a->goal = ZKL__GOAL_ACQUIRE;
     att_set_node(a, ZKL__NODE_NONE);
     /* Whether to tell its place is fixed now, like its other settings. */
-    if (lk->notify_queued && kind != ZKL_KIND_LEASE)
+    if (lk->notify_queued && zkl__recipe(kind)->tells_place)
         a->flags |= ZKL__F_NOTIFY;
     /* Counted before the room is set aside, so that it covers this
      * attempt's own events too. */
     c->natts++;
     c->nnotify += (a->flags & ZKL__F_NOTIFY) != 0;
-    if (zkl__evq_reserve_one(c) != ZKL_OK ||
+    if (zkl__evq_promise(c, 0) != ZKL_OK ||
         att_arm_timeout(a, timeout) != ZKL_OK) {
         c->natts--;
         c->nnotify -= (a->flags & ZKL__F_NOTIFY) != 0;
@@ -272,13 +271,13 @@ zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout)
     return a;
 }
 
-zkl__att_t *zkl__att_new_lease(zkl_client_t *c, zkl_lock_t *lk,
-                               long timeout)
+zkl__att_t *zkl__att_new_parked(zkl_client_t *c, zkl_lock_t *lk,
+                                long timeout)
 {
-    zkl__att_t *a = att_start(c, lk, ZKL_KIND_LEASE, timeout);
+    zkl__att_t *a = att_start(c, lk, lk->kind, timeout);
 
     if (a != NULL)
-        a->next_op = ZKL__NEXT_CREATE; /* once the mutex is ours */
+        a->next_op = ZKL__NEXT_CREATE; /* once its decider says so */
     return a;
 }
 
@@ -294,7 +293,7 @@ zkl__att_t *zkl__att_new_downgrade(zkl_client_t *c, zkl_lock_t *lk,
 {
     const char *seq = w->path + w->dirlen + 1 + ZKL__PREFIX_LEN +
                       att_recipe(w)->taglen;
-    zkl__att_t *a = att_start(c, lk, ZKL_KIND_READ, timeout);
+    zkl__att_t *a = att_start(c, lk, lk->kind, timeout);
 
     if (a == NULL)
         return NULL;
@@ -317,7 +316,7 @@ static void delete_ghost_done(int rc, const void *data)
 static void ghost(zkl__att_t *owner, const char *name)
 {
     zkl_client_t *c = owner->c;
-    size_t len = zkl__own_name_len(name, owner->kind);
+    size_t len = zkl__own_name_len(name, att_recipe(owner)->tag, att_recipe(owner)->taglen);
     zkl__att_t *g;
 
     if (len == 0)
@@ -377,7 +376,7 @@ void zkl__att_detach(zkl__att_t *a, int ev, int status)
     if (lk == NULL)
         return;
     if (ev != 0)
-        zkl__evq_push(a->c, ZKL__EV_LOCK, lk, ev, status);
+        zkl__op_queue(a->c, &lk->op, ev, status);
     if (lk->att == a)
         lk->att = NULL;
     a->lk = NULL;
@@ -422,10 +421,11 @@ static void att_to_delete(zkl__att_t *a)
  * background. */
 void zkl__att_let_go(zkl__att_t *a, int ev, int status)
 {
-    /* A lease that stops waiting ends its whole set's acquire. */
-    if (a->kind == ZKL_KIND_LEASE && a->goal == ZKL__GOAL_ACQUIRE &&
+    /* One that decides with others tells them it stops waiting (a
+     * lease: that ends its whole set's acquire). */
+    if (att_recipe(a)->abandon != NULL && a->goal == ZKL__GOAL_ACQUIRE &&
         a->lk != NULL)
-        zkl__sem_abandon(a, ev != 0 ? status : ZKL_ECANCELED);
+        att_recipe(a)->abandon(a, ev != 0 ? status : ZKL_ECANCELED);
     att_to_delete(a); /* while it still knows its handle's pair */
     zkl__att_detach(a, ev, status);
     att_unfile(a);
@@ -639,13 +639,18 @@ void zkl__att_after_reply(zkl__att_t *a, int next_op)
     after_reply(a, next_op);
 }
 
+static void joined_done(int rc, const struct String_vector *sv,
+                        const struct Stat *st, zkl__att_t *a);
+static void joined_unsent(zkl__att_t *a, int rc);
+static const zkl__listing_to_t joined = {joined_done, joined_unsent};
+
 /* Joins the listing of its lock path that the pass sends at its end
  * (listing.c); alone, at once, when there is no memory for that. */
 static void send_list(zkl__att_t *a)
 {
     if (fenced(a, ZKL__NEXT_LIST))
         return;
-    if (zkl__listing_join(a->c, a) == ZKL_OK) {
+    if (zkl__listing_join(a->c, a, &joined) == ZKL_OK) {
         /* In the window from now: the pass's steps that come after it
          * must see it. */
         zkl__req_sent(a->c);
@@ -668,9 +673,9 @@ static void node_data(const zkl__att_t *a, const char **data, int *len)
     *len = -1;
     if (lk == NULL)
         return;
-    if (lk->datalen >= 0) {
-        *data = lk->data;
-        *len = lk->datalen;
+    if (lk->data != NULL) {
+        *data = lk->data->bytes;
+        *len = lk->data->len;
     } else if (lk->revocable) {
         *data = "";
         *len = 0;
@@ -758,8 +763,8 @@ static void send_create(zkl__att_t *a, int with_parents)
     const char *data;
     int len;
 
-    if (a->kind == ZKL_KIND_LEASE && !zkl__sem_may_create(a)) {
-        /* Its acquire wakes it when the mutex is ours (again). */
+    if (att_recipe(a)->may_create != NULL && !att_recipe(a)->may_create(a)) {
+        /* Its decider wakes it (a lease: when the mutex is ours). */
         a->next_op = (uint8_t)(with_parents ? ZKL__NEXT_PARENTS
                                             : ZKL__NEXT_CREATE);
         return;
@@ -849,12 +854,13 @@ static int next_in_line(const zkl__att_t *w, const void *path)
            !(w->flags & ZKL__F_READY) && waits_on(w, path);
 }
 
-/* A local lease of the same semaphore waiting for the leases to change. */
-static int lease_waiter(const zkl__att_t *w, const void *arg)
+/* A local waiter of the same lock path and kind waiting for its
+ * children to change. */
+static int children_waiter(const zkl__att_t *w, const void *arg)
 {
     const zkl__att_t *a = arg;
 
-    return w->kind == ZKL_KIND_LEASE && w->goal == ZKL__GOAL_ACQUIRE &&
+    return w->kind == a->kind && w->goal == ZKL__GOAL_ACQUIRE &&
            w->inflight == 0 && !(w->flags & ZKL__F_READY) &&
            w->dirlen == a->dirlen &&
            memcmp(w->path, a->path, a->dirlen) == 0;
@@ -875,24 +881,25 @@ static void send_delete(zkl__att_t *a)
         (w = zkl__wtab_find(a->c, zkl__hash(a->path), next_in_line,
                             a->path)) != NULL)
         send_confirm(w);
-    /* Giving back a lease: a local lease waiting for the leases to
-     * change lists them right behind the delete, without waiting for
-     * the watch's notification (which then finds nobody). */
-    if ((a->flags & ZKL__F_WAS_HELD) && a->kind == ZKL_KIND_LEASE &&
+    /* Giving back a node that waiters wait on as a child (a lease): a
+     * local waiter for the children to change lists them right behind
+     * the delete, without waiting for the watch's notification (which
+     * then finds nobody). */
+    if ((a->flags & ZKL__F_WAS_HELD) && att_recipe(a)->waits_on_children &&
         (w = zkl__wtab_find(a->c, zkl__hashn(a->path, a->dirlen),
-                            lease_waiter, a)) != NULL) {
+                            children_waiter, a)) != NULL) {
         zkl__wtab_remove(a->c, w);
         send_list(w);
     }
 }
 
-/* Another reader of ours, waiting with its watch set on the very node
- * a is about to watch (same lock path, same sequence number). */
+/* Another waiter of ours of a's kind, with its watch set on the very
+ * node a is about to watch (same lock path, same sequence number). */
 static int same_watch(const zkl__att_t *w, const void *arg)
 {
     const zkl__att_t *a = arg;
 
-    return w != a && w->kind == ZKL_KIND_READ &&
+    return w != a && w->kind == a->kind &&
            w->goal == ZKL__GOAL_ACQUIRE && w->pred_seq == a->pred_seq &&
            w->dirlen == a->dirlen && memcmp(w->path, a->path, a->dirlen) == 0;
 }
@@ -950,7 +957,7 @@ static void watch_pred(zkl__att_t *a, const char *pred)
             zkl__free(p);
         return;
     }
-    if (a->kind == ZKL_KIND_READ && a->pred_seq != UINT32_MAX &&
+    if (att_recipe(a)->shared_blocker && a->pred_seq != UINT32_MAX &&
         zkl__wtab_find(a->c, a->whash, same_watch, a) != NULL &&
         zkl__wtab_add(a->c, a, a->whash) == ZKL_OK) {
         if (p != stackbuf)
@@ -1032,8 +1039,8 @@ static void att_step(zkl__att_t *a)
     case ZKL__NEXT_DESCEND:
         descend(a);
         break;
-    case ZKL__NEXT_SEM:
-        zkl__sem_step(a);
+    case ZKL__NEXT_RECIPE:
+        att_recipe(a)->step(a);
         break;
     case ZKL__NEXT_NOTHING:
         break;
@@ -1133,8 +1140,6 @@ void zkl__run_ready(zkl_client_t *c)
     if (c->stepping)
         return;
     c->stepping = 1;
-    if (c->sem_work)
-        zkl__sem_run(c);
     while (c->ready != NULL) {
         if (++n > 1 && zkl__over_budget(c))
             break; /* the rest next pass */
@@ -1209,7 +1214,8 @@ static void create_answered(zkl__att_t *a, int rc, const char *value,
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
         name = value != NULL ? strrchr(value, '/') : NULL;
-        if (name != NULL && zkl__own_name_len(name + 1, a->kind) > 0 &&
+        if (name != NULL && zkl__own_name_len(name + 1, att_recipe(a)->tag,
+                                  att_recipe(a)->taglen) > 0 &&
             strncmp(name + 1, att_name(a), ZKL__PREFIX_LEN) == 0) {
             strcpy(att_name(a), name + 1);
             att_set_node(a, ZKL__NODE_KNOWN);
@@ -1278,7 +1284,8 @@ void zkl__att_grant(zkl__att_t *a)
     a->pred_seq = UINT32_MAX;
     zkl__heap_remove(a->c, a);
     zkl__wtab_add(a->c, a, zkl__hash(a->path));
-    zkl__evq_push(a->c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_ACQUIRED, ZKL_OK);
+    if (zkl__op_queue(a->c, &a->lk->op, ZKL_LOCK_ACQUIRED, ZKL_OK) == ZKL_OK)
+        a->c->stats.grants++;
     after_reply(a, ZKL__NEXT_NOTHING);
 }
 
@@ -1309,7 +1316,7 @@ static void tell_queued(zkl__att_t *a, const struct String_vector *sv)
         if (zkl__name_cmp(sv->data[i], me) < 0)
             ahead++;
     a->flags |= ZKL__F_TOLD_QUEUED;
-    zkl__evq_push(a->c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_QUEUED, ahead);
+    zkl__op_queue(a->c, &a->lk->op, ZKL_LOCK_QUEUED, ahead);
 }
 
 static void decide(zkl__att_t *a, const struct String_vector *sv)
@@ -1328,7 +1335,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
                 own = n;
             else
                 ghost(a, n);
-        } else if (zkl__own_name_len(n, a->kind) > 0) {
+        } else if (zkl__own_name_len(n, att_recipe(a)->tag, att_recipe(a)->taglen) > 0) {
             /* After a lost create reply: whatever carries our uuid (the
              * lowest, if a retry made two). */
             if (own == NULL || zkl__name_cmp(n, own) < 0) {
@@ -1368,8 +1375,8 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
             return;
         }
     }
-    if (a->kind == ZKL_KIND_LEASE) {
-        zkl__sem_decide(a, sv);
+    if (att_recipe(a)->decide != NULL) {
+        att_recipe(a)->decide(a, sv);
         return;
     }
     pred = att_recipe(a)->blocker(sv, me);
@@ -1392,7 +1399,8 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
             tell_queued(a, sv);
         a->pred_seq = zkl__seq_of(pred);
         a->flags &= (uint16_t)~ZKL__F_LAST_BLOCKER;
-        if (a->kind == ZKL_KIND_READ && !zkl__write_before(sv, pred))
+        if (att_recipe(a)->last_blocker != NULL &&
+            att_recipe(a)->last_blocker(sv, pred))
             a->flags |= ZKL__F_LAST_BLOCKER;
         if (att_recipe(a)->chain)
             zkl__queue_learn(a->c, a, sv, me);
@@ -1406,13 +1414,15 @@ static void list_answered(zkl__att_t *a, int rc,
                           const struct Stat *st);
 
 /* A shared listing's answer: listing.c keeps the window's count. */
-void zkl__att_list_done(int rc, const struct String_vector *sv,
+static void joined_done(int rc, const struct String_vector *sv,
                         const struct Stat *st, zkl__att_t *a)
 {
     list_answered(joined_answered(a, rc), rc, sv, st);
 }
 
-void zkl__att_list_unsent(zkl__att_t *a, int rc)
+/* rc: why the listing was not sent; 0: not now (requests are held),
+ * the attempt lists again once they go. */
+static void joined_unsent(zkl__att_t *a, int rc)
 {
     a->inflight--;
     /* In the teardown (the fence settled by zookeeper_close()), the
@@ -1571,8 +1581,7 @@ static void check_revoke(zkl__att_t *a, const char *value, int len)
         len == (int)sizeof REVOKE_MESSAGE - 1 &&
         memcmp(value, REVOKE_MESSAGE, (size_t)len) == 0) {
         a->flags |= ZKL__F_REVOKED;
-        zkl__evq_push(a->c, ZKL__EV_LOCK, a->lk,
-                      ZKL_LOCK_REVOKE_REQUESTED, ZKL_OK);
+        zkl__op_queue(a->c, &a->lk->op, ZKL_LOCK_REVOKE_REQUESTED, ZKL_OK);
     }
 }
 
@@ -1600,9 +1609,9 @@ static void own_watch_done(int rc, const char *value, int len,
     case ZKL__RC_OK:
         if (a->goal == ZKL__GOAL_ACQUIRE) {
             a->czxid = st->czxid;
-            if (a->kind == ZKL_KIND_LEASE) {
-                /* Its set's acquire grants, or a listing decides. */
-                next = (a->flags & ZKL__F_AT_HEAD) ? ZKL__NEXT_SEM
+            if (att_recipe(a)->decide != NULL) {
+                /* Its decider grants, or a listing decides. */
+                next = (a->flags & ZKL__F_AT_HEAD) ? ZKL__NEXT_RECIPE
                                                    : ZKL__NEXT_NOTHING;
                 break;
             }
@@ -1621,7 +1630,7 @@ static void own_watch_done(int rc, const char *value, int len,
         check_revoke(a, value, len);
         if (a->flags & ZKL__F_SUSPENDED) {
             a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
-            zkl__evq_push(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
+            zkl__op_queue(c, &a->lk->op, ZKL_LOCK_RESTORED,
                           ZKL_OK);
         }
         break;
@@ -1651,7 +1660,7 @@ static void own_watch_done(int rc, const char *value, int len,
         /* A node we may not read exists: a suspended hold is back. */
         if (a->goal == ZKL__GOAL_HOLD && (a->flags & ZKL__F_SUSPENDED)) {
             a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
-            zkl__evq_push(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_RESTORED,
+            zkl__op_queue(c, &a->lk->op, ZKL_LOCK_RESTORED,
                           ZKL_OK);
         }
         break;
@@ -1855,8 +1864,6 @@ void zkl__on_watch(zkl_client_t *c, int type, const char *path)
 {
     zkl__att_t *a, *nx;
 
-    if (c->sems != NULL)
-        zkl__sem_on_watch(c, path);
     if (type == ZOO_DELETED_EVENT) {
         hand_on(c, path, 0, NULL);
         return;
@@ -1883,9 +1890,27 @@ void zkl__on_suspended(zkl_client_t *c)
         if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL &&
             !(a->flags & ZKL__F_SUSPENDED)) {
             a->flags |= ZKL__F_SUSPENDED;
-            zkl__evq_push(c, ZKL__EV_LOCK, a->lk, ZKL_LOCK_SUSPENDED,
+            zkl__op_queue(c, &a->lk->op, ZKL_LOCK_SUSPENDED,
                           ZKL_ESUSPENDED);
         }
+    }
+}
+
+/* The client is closing: each attempt's handle is answered for where
+ * the attempt stands (the nodes go with the session). */
+void zkl__on_close(zkl_client_t *c)
+{
+    zkl__att_t *a;
+
+    for (a = c->atts; a != NULL; a = a->next) {
+        if (a->lk == NULL)
+            continue;
+        if (a->goal == ZKL__GOAL_DELETE)
+            zkl__att_detach(a, ZKL_LOCK_RELEASED, ZKL_ECLOSED);
+        else if (a->goal == ZKL__GOAL_HOLD)
+            zkl__att_detach(a, ZKL_LOCK_LOST, ZKL_ECLOSED);
+        else
+            zkl__att_detach(a, ZKL_LOCK_FAILED, ZKL_ECLOSED);
     }
 }
 
@@ -1927,7 +1952,6 @@ void zkl__on_session_gone(zkl_client_t *c, int status)
     zkl__att_t *a, *nx;
 
     zkl__queue_clear(c);
-    zkl__sem_on_session_gone(c);
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
         a->flags &= (uint16_t)~(ZKL__F_QUEUED | ZKL__F_SUSPENDED |

@@ -23,164 +23,34 @@
 
 #include "internal.h"
 
-/* ---------------------------------------------------------------- */
-/* Deferred callbacks                                                */
-/* ---------------------------------------------------------------- */
-
-int zkl__evq_reserve(zkl_client_t *c, size_t want)
+/* The connection events' op: the client's own, never on c->ops. */
+static void conn_deliver(zkl__op_t *op, int ev, int status)
 {
-    size_t n = c->evq_cap ? c->evq_cap : 16, i;
-    zkl__event_t *q;
+    zkl_client_t *c =
+        (zkl_client_t *)(void *)((char *)op - offsetof(zkl_client_t, conn));
 
-    if (want <= c->evq_cap)
-        return ZKL_OK;
-    while (n < want) /* by half: room is set aside per pending attempt */
-        n += n / 2;
-    if ((q = zkl__malloc(n * sizeof *q)) == NULL)
-        return ZKL_ENOMEM;
-    for (i = 0; i < c->evq_len; i++)
-        q[i] = c->evq[(c->evq_head + i) % c->evq_cap];
-    zkl__free(c->evq);
-    c->evq = q;
-    c->evq_cap = n;
-    c->evq_head = 0;
-    return ZKL_OK;
+    (void)status;
+    if (c->conn_cb != NULL)
+        c->conn_cb(c, (zkl_conn_event_t)ev, c->conn_arg);
 }
 
-/* What may still be queued: what is, plus one ending per attempt, a
- * QUEUED per attempt that asked for it, one answer per request, and two
- * per multi-lock (ACQUIRED may come with SUSPENDED). */
-int zkl__evq_reserve_one(zkl_client_t *c)
-{
-    return zkl__evq_reserve(c, c->evq_len + c->natts + c->nnotify +
-                                   c->nreqs + 2 * c->nmultis + 1 +
-                                   ZKL__EVQ_SLACK);
-}
-
-int zkl__evq_push(zkl_client_t *c, int kind, void *obj, int ev,
-                  int status)
-{
-    zkl__event_t *e;
-
-    if (c->evq_len == c->evq_cap &&
-        zkl__evq_reserve(c, c->evq_len + 1) != ZKL_OK) {
-        /* Past the room set aside per attempt and request: more events
-         * at once than those plus ZKL__EVQ_SLACK. */
-        ZKL_LOG(ZKL_LOG_ERROR, "zklock: out of memory queueing event");
-        return ZKL_ENOMEM;
-    }
-    e = &c->evq[(c->evq_head + c->evq_len++) % c->evq_cap];
-    e->kind = (uint8_t)kind;
-    e->ev = (uint8_t)ev;
-    e->status = status;
-    e->u.lk = NULL;
-    if (kind == ZKL__EV_LOCK) {
-        e->u.lk = obj;
-        e->u.lk->nqueued++;
-        if (ev == ZKL_LOCK_ACQUIRED)
-            c->stats.grants++;
-    } else if (kind == ZKL__EV_CONTENDERS) {
-        e->u.req = obj;
-    } else if (kind == ZKL__EV_MULTI) {
-        e->u.m = obj;
-    } else if (kind == ZKL__EV_WRITE) {
-        e->u.w = obj;
-    }
-    return ZKL_OK;
-}
-
-/* The handle an event is for, whatever its kind. */
-static const void *event_obj(const zkl__event_t *e)
-{
-    switch ((enum zkl__ev_kind)e->kind) {
-    case ZKL__EV_LOCK:
-        return e->u.lk;
-    case ZKL__EV_CONTENDERS:
-        return e->u.req;
-    case ZKL__EV_MULTI:
-        return e->u.m;
-    case ZKL__EV_WRITE:
-        return e->u.w;
-    default:
-        return NULL;
-    }
-}
-
-void zkl__evq_purge(zkl_client_t *c, int kind, const void *obj,
-                    unsigned *nqueued)
-{
-    size_t i;
-
-    for (i = 0; i < c->evq_len && *nqueued > 0; i++) {
-        zkl__event_t *e = &c->evq[(c->evq_head + i) % c->evq_cap];
-
-        if (e->kind == kind && event_obj(e) == obj) {
-            e->kind = ZKL__EV_NONE;
-            (*nqueued)--;
-        }
-    }
-}
+static const zkl__opclass_t conn_class = {
+    .name = "connection", .deliver = conn_deliver,
+};
 
 static void queue_conn_event(zkl_client_t *c, zkl_conn_event_t ev)
 {
     c->conn_state = (int)ev;
     if (c->conn_cb != NULL)
-        zkl__evq_push(c, ZKL__EV_CONN, NULL, (int)ev, 0);
+        zkl__op_queue(c, &c->conn, (int)ev, 0);
 }
 
-/* The one place where a user callback is called. */
-static void deliver(zkl_client_t *c, const zkl__event_t *e)
+/* The session ended, with its nodes and watches: the ops hear it, then
+ * the attempts. */
+static void session_gone(zkl_client_t *c, int status)
 {
-    switch ((enum zkl__ev_kind)e->kind) {
-    case ZKL__EV_LOCK: {
-        zkl_lock_t *lk = e->u.lk;
-        /* Attempts are only freed by a step or a teardown, never inside
-         * a callback, so this pointer outlives the call. */
-        zkl__att_t *att = e->ev == ZKL_LOCK_ACQUIRED ? lk->att : NULL;
-
-        lk->nqueued--;
-        lk->cb(lk, (zkl_lock_event_t)e->ev, e->status, lk->arg);
-        if (att != NULL && !c->closing)
-            zkl__att_after_callback(att);
-        break;
-    }
-    case ZKL__EV_CONN:
-        if (c->conn_cb != NULL)
-            c->conn_cb(c, (zkl_conn_event_t)e->ev, c->conn_arg);
-        break;
-    case ZKL__EV_CONTENDERS:
-        c->nreqs--;
-        zkl__contenders_deliver(e->u.req);
-        break;
-    case ZKL__EV_MULTI:
-        zkl__multi_deliver(e->u.m, e->ev, e->status);
-        break;
-    case ZKL__EV_WRITE:
-        c->nreqs--;
-        zkl__write_deliver(e->u.w);
-        break;
-    case ZKL__EV_NONE:
-        break;
-    }
-}
-
-/* Runs queued callbacks in order. Stops early when a callback asks for
- * the client to be freed: teardown delivers the rest. */
-static void drain(zkl_client_t *c)
-{
-    unsigned n = 0;
-
-    while (c->evq_len > 0) {
-        zkl__event_t e = c->evq[c->evq_head];
-
-        if (++n > 1 && zkl__over_budget(c) && !c->closing)
-            return; /* the rest next pass */
-        c->evq_head = (c->evq_head + 1) % c->evq_cap;
-        c->evq_len--;
-        deliver(c, &e);
-        if (c->freeing && !c->closing)
-            return;
-    }
+    zkl__ops_session_gone(c);
+    zkl__on_session_gone(c, status);
 }
 
 /* ---------------------------------------------------------------- */
@@ -196,57 +66,6 @@ static void drain(zkl_client_t *c)
 /* How soon a refused adapter io() is asked again. */
 #define ZKL__IO_RETRY_MS 100
 static _Thread_local unsigned attached_here;
-
-int zkl__over_budget(const zkl_client_t *c)
-{
-    return zkl__now_us() > c->budget_end;
-}
-
-int zkl__client_usable(const zkl_client_t *c)
-{
-    if (c == NULL || c->freeing || c->closing)
-        return ZKL_ECLOSED;
-    return c->dead;
-}
-
-/* Connected, and no request of unknown fate in the way (fence.c): the
- * keepalive may go, even while the server throttles. */
-static int may_send(const zkl_client_t *c)
-{
-    return c->zh != NULL && c->connected && !c->expired &&
-           !zkl__fence_up(c);
-}
-
-/* ... and no server that throttles either (pause_sends): the machine
- * sends only then, and what waited goes once it is true again
- * (zkl__on_connected). */
-int zkl__is_connected(zkl_client_t *c)
-{
-    return may_send(c) && c->pause_until == 0;
-}
-
-/* A throttled request was not done at all; retrying it at once would
- * only feed the overload (and, were the answer permanent, spin). At
- * most a quarter of the session timeout: a release's delete, throttled
- * too, must still be tried (and its refusal keep the bound fresh) long
- * before its session is presumed gone. */
-static void pause_sends(zkl_client_t *c)
-{
-    uint64_t now = zkl__now_ms();
-    unsigned most = (unsigned)zkl_client_session_timeout(c) / 4;
-
-    if (c->pause_until != 0)
-        return; /* one pause for a batch of such answers */
-    if (most > 2000)
-        most = 2000;
-    c->pause_ms = c->pause_ms == 0 ? 50 : 2 * c->pause_ms;
-    if (c->pause_ms > most)
-        c->pause_ms = most;
-    c->pause_until = now + c->pause_ms;
-    c->stats.throttled++;
-    ZKL_LOG(ZKL_LOG_WARN, "zklock: the server throttles requests: "
-            "pausing new ones for %u ms", c->pause_ms);
-}
 
 /* Held locks are told LOST this long after touched_at: a tenth of the
  * timeout before the server may expire the session, for the clocks'
@@ -266,69 +85,6 @@ static void presume_expired(zkl_client_t *c)
         return;
     c->presumed_lost = 1;
     zkl__on_presumed_expiry(c);
-}
-
-void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
-{
-    enum zkl__rc_class k = zkl__rc_class(rc);
-    /* A refusal to do it now, in a server's reply: a throttled request,
-     * or a code no table knows. */
-    int refused_now = rc == ZTHROTTLEDOP || !zkl__rc_known(rc);
-
-    if (refused_now)
-        pause_sends(c);
-    else if (k != ZKL__RC_CONNLOSS && k != ZKL__RC_GONE &&
-             c->pause_until == 0)
-        c->pause_ms = 0; /* served again: the next pause starts short */
-    if (rc == ZSESSIONMOVED && c->connected && c->io_fd >= 0 &&
-        zoo_state(c->zh) == ZOO_CONNECTED_STATE) {
-        /* Every request on this connection would get the same answer.
-         * (A 3.8 server closes the connection itself instead of sending
-         * this code; others answer with it.) Shutting the socket down,
-         * not closing it (the socket is the ZooKeeper client's; io_fd
-         * is the loop's copy of it), makes the client see the end of the
-         * stream and reconnect. io_fd is a copy of its socket while it is
-         * still CONNECTED: a reconnect, or a silent close, would have
-         * changed the state first. Shutting it down
-         * twice, for several answers in one batch, is harmless. */
-        ZKL_LOG(ZKL_LOG_WARN, "zklock: session moved to another server: "
-                "reconnecting");
-        shutdown(c->io_fd, SHUT_RDWR);
-    }
-    /* The session is gone: holds hear it now, not at the session event
-     * (their nodes may already be someone else's turn). */
-    if (rc == ZSESSIONEXPIRED)
-        presume_expired(c);
-    /* A refusal to do it now came in a reply: the server touched the
-     * session before it refused (3.8 touches in submitRequestNow(),
-     * ahead of every processor). Only the client's own codes say that
-     * the server may never have seen the request. */
-    if ((k == ZKL__RC_CONNLOSS || k == ZKL__RC_GONE) && !refused_now)
-        return;
-    if (sent_at > c->touched_at) {
-        c->touched_at = sent_at;
-        c->presumed_lost = 0;
-    }
-}
-
-/* A hold begins only with half a timeout to spare, so it is not told
- * LOST the moment it is granted. */
-int zkl__touch_fresh(const zkl_client_t *c)
-{
-    return zkl__now_ms() <
-           c->touched_at + (uint64_t)zkl_client_session_timeout(c) / 2;
-}
-
-void zkl__req_sent(zkl_client_t *c)
-{
-    if (++c->outstanding > c->stats.outstanding_max)
-        c->stats.outstanding_max = c->outstanding;
-}
-
-void zkl__req_done(zkl_client_t *c)
-{
-    if (c->outstanding > 0)
-        c->outstanding--;
 }
 
 static void keepalive_done(int rc, const struct Stat *st, const void *data)
@@ -375,7 +131,7 @@ static uint64_t keepalive_at(const zkl_client_t *c)
  * nothing to an overload. */
 static int keepalive_wanted(const zkl_client_t *c)
 {
-    return c->ka_sent_at == 0 && c->nholds > 0 && may_send(c);
+    return c->ka_sent_at == 0 && c->nholds > 0 && zkl__may_send(c);
 }
 
 static void keepalive(zkl_client_t *c, uint64_t now)
@@ -440,7 +196,7 @@ static void on_session_event(zkl_client_t *c, int state)
         if (!c->dead) {
             c->dead = ZKL_EAUTH;
             queue_conn_event(c, ZKL_CONN_AUTH_FAILED);
-            zkl__on_session_gone(c, ZKL_EAUTH);
+            session_gone(c, ZKL_EAUTH);
         }
     } else if (c->connected) {
         /* CONNECTING / ASSOCIATING / NOTCONNECTED: the socket is gone,
@@ -497,6 +253,7 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
         on_session_event(c, state);
     } else if (path != NULL && path[0] != '\0') {
         c->stats.watch_events++;
+        zkl__ops_watch(c, type, path);
         zkl__on_watch(c, type, path);
     }
 }
@@ -566,10 +323,10 @@ static void renew_session(zkl_client_t *c)
     c->pause_until = 0;
     c->pause_ms = 0;
     queue_conn_event(c, ZKL_CONN_EXPIRED);
-    zkl__on_session_gone(c, ZKL_ESESSION);
+    session_gone(c, ZKL_ESESSION);
     if (open_session(c) != ZKL_OK) {
         c->dead = ZKL_EZK;
-        zkl__on_session_gone(c, ZKL_EZK);
+        session_gone(c, ZKL_EZK);
     }
 }
 
@@ -610,6 +367,7 @@ int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
     c->paced_tail = &c->paced;
     c->io_fd = -1;
     c->conn_state = ZKL_CONN_SUSPENDED;
+    c->conn.cls = &conn_class;
     c->acl = ZOO_OPEN_ACL_UNSAFE;
     if ((o != NULL &&
          (rc = zkl__creds_copy(&c->auth, &c->nauth, o->auth, o->nauth)) !=
@@ -659,11 +417,7 @@ int64_t zkl_client_session_id(const zkl_client_t *c)
 
 int zkl_client_session_timeout(const zkl_client_t *c)
 {
-    if (c == NULL)
-        return 0;
-    if (c->zh != NULL && c->ever_connected)
-        return zoo_recv_timeout(c->zh);
-    return c->session_timeout;
+    return c != NULL ? zkl__session_timeout(c) : 0;
 }
 
 int zkl_client_stats(const zkl_client_t *c, zkl_stats_t *out, size_t size)
@@ -682,7 +436,7 @@ int zkl_client_stats(const zkl_client_t *c, zkl_stats_t *out, size_t size)
 
 size_t zkl_client_pending(const zkl_client_t *c)
 {
-    return c != NULL ? c->natts + c->nreqs : 0;
+    return c != NULL ? c->natts + c->ops_once : 0;
 }
 
 int zkl_client_attach(zkl_client_t *c, const zkl_loop_ops_t *ops,
@@ -777,8 +531,14 @@ static void on_clock(zkl_client_t *c)
         zkl__on_connected(c, 0); /* what waited goes now */
     }
     zkl__fence_clock(c, now);
+    if (zkl__fence_lifted(c))
+        zkl__on_connected(c, 0); /* what waited for the fence goes now */
     zkl__on_deadlines(c, now);
-    zkl__multi_on_clock(c, now);
+    zkl__ops_expire(c, now);
+    if (c->expiry_heard) {
+        c->expiry_heard = 0;
+        presume_expired(c);
+    }
     if (c->natts > 0 && now >= c->touched_at + lost_after(c))
         presume_expired(c);
     keepalive(c, now);
@@ -801,6 +561,7 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
             ask_interest(c, fd, events, ms);
             break;
         }
+        zkl__ops_run(c);
         zkl__run_ready(c);
         notice_state(c);
         if (c->expired && !c->dead) {
@@ -809,10 +570,10 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
         }
         on_clock(c);
         if (c->ready != NULL || zkl__paced_due(c) ||
-            (c->sem_work && zkl__is_connected(c)))
+            (c->ops_work && zkl__is_connected(c)))
             continue;
         if (with_callbacks && c->evq_len > 0) {
-            drain(c);
+            zkl__ops_drain(c);
             if (c->freeing)
                 return;
             continue;
@@ -820,7 +581,7 @@ static void settle(zkl_client_t *c, int with_callbacks, int *fd,
         ask_interest(c, fd, events, ms);
         if (c->ready != NULL || zkl__paced_due(c) ||
             (c->expired && !c->dead) ||
-            (c->sem_work && zkl__is_connected(c)) ||
+            (c->ops_work && zkl__is_connected(c)) ||
             (with_callbacks && c->evq_len > 0))
             continue;
         break;
@@ -898,8 +659,8 @@ static void arm(zkl_client_t *c, int zfd, int events, long ms)
         ms = 0;
     if ((top = zkl__heap_top(c)) != NULL)
         ms = sooner(ms, top->deadline, now);
-    if (c->nmulti_timed > 0)
-        ms = sooner(ms, zkl__multi_next_deadline(c), now);
+    if (zkl__ops_next_deadline(c) != 0)
+        ms = sooner(ms, zkl__ops_next_deadline(c), now);
     if (c->natts > 0 && !c->presumed_lost)
         ms = sooner(ms, c->touched_at + lost_after(c), now);
     if (keepalive_wanted(c))
@@ -1037,7 +798,7 @@ static int in_flight(const zkl_client_t *c)
 {
     const zkl__att_t *a;
 
-    if (c->ka_sent_at != 0 || c->writes_out > 0)
+    if (c->ka_sent_at != 0 || c->ops_out > 0)
         return 1;
     for (a = c->atts; a != NULL; a = a->next)
         if (a->inflight > 0)
@@ -1131,24 +892,14 @@ static void quiesce(zkl_client_t *c)
 static void teardown(zkl_client_t *c)
 {
     zkl__att_t *a, *nx;
-    zkl_lock_t *lk;
 
     c->closing = 1;
-    zkl__sem_teardown(c);
-    zkl__multi_close(c);
-    /* Every pending operation is answered, in the queue's order. */
-    for (a = c->atts; a != NULL; a = a->next) {
-        if (a->lk == NULL)
-            continue;
-        if (a->goal == ZKL__GOAL_DELETE)
-            zkl__att_detach(a, ZKL_LOCK_RELEASED, ZKL_ECLOSED);
-        else if (a->goal == ZKL__GOAL_HOLD)
-            zkl__att_detach(a, ZKL_LOCK_LOST, ZKL_ECLOSED);
-        else
-            zkl__att_detach(a, ZKL_LOCK_FAILED, ZKL_ECLOSED);
-    }
+    /* Every pending operation is answered, the ops first (a set before
+     * its members), then each attempt's handle. */
+    zkl__ops_close(c);
+    zkl__on_close(c);
     c->depth++;
-    drain(c);
+    zkl__ops_drain(c);
     /* Closing the session deletes its ephemeral nodes; outstanding
      * requests complete with ZCLOSING, and the contenders requests
      * among them queue their callbacks, delivered next. */
@@ -1160,12 +911,9 @@ static void teardown(zkl_client_t *c)
         c->zh = NULL;
     }
     zkl__fence_settle(c); /* every queued completion has run */
-    zkl__write_teardown(c);
-    drain(c);
+    zkl__ops_drain(c);
     c->depth--;
-    for (lk = c->locks; lk != NULL; lk = lk->next)
-        lk->c = NULL;
-    zkl__multi_teardown(c);
+    zkl__ops_teardown(c);
     zkl__queue_clear(c);
     zkl__on_client_gone(c);
     kick_poked(c);

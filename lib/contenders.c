@@ -1,6 +1,7 @@
-/* Requests about a lock path that are not lock attempts: listing its
- * queue (names, or names with kinds and data) and asking its holders to
- * let go (revocation). Owns each zkl__contenders_req_t from the call
+/* Requests about a lock path that are not lock attempts: a listing of
+ * its queue, then one request per node that the mode asks for (a read
+ * for names with kinds and data, a write of the revocation message for
+ * the holders, see revoke.c). Owns each zkl__contenders_req_t from the call
  * until its callback ran: the completions only record the answers (they
  * can fire inside any call into the ZooKeeper client, API calls
  * included), and send what the listing's borrowed names make necessary;
@@ -76,13 +77,51 @@ static int fill_kinds(zkl__contenders_req_t *r)
     return ZKL_OK;
 }
 
+static void req_free(zkl__contenders_req_t *r)
+{
+    size_t i;
+
+    if (r->v != NULL)
+        for (i = 0; i < r->n; i++)
+            zkl__free((void *)(uintptr_t)r->v[i].data);
+    zkl__free(r->v);
+    zkl__free(r->names);
+    zkl__free(r);
+}
+
+static void req_deliver(zkl__op_t *op, int ev, int status)
+{
+    zkl__contenders_req_t *r = (zkl__contenders_req_t *)(void *)op;
+    int ok = status == ZKL_OK;
+
+    (void)ev;
+    switch (r->mode) {
+    case ZKL__REQ_NAMES:
+        r->cb.names(r->c, status, ok ? r->names : NULL, ok ? r->n : 0,
+                    r->arg);
+        break;
+    case ZKL__REQ_EX:
+        r->cb.ex(r->c, status, ok ? r->v : NULL, ok ? r->n : 0, r->arg);
+        break;
+    case ZKL__REQ_REVOKE:
+        r->cb.revoke(r->c, status, r->nrevoked, r->arg);
+        break;
+    }
+    req_free(r);
+}
+
+static const zkl__opclass_t req_class = {
+    .name = "contenders request", .deliver = req_deliver, .once = 1,
+    .room = 1, /* answered before the teardown: every completion ran */
+};
+
 static void req_done(zkl__contenders_req_t *r)
 {
     zkl_client_t *c = r->c;
 
-    if (zkl__evq_push(c, ZKL__EV_CONTENDERS, r, 0, r->status) != ZKL_OK) {
-        c->nreqs--;
-        zkl__contenders_free(r);
+    if (zkl__op_queue(c, &r->op, 0, r->status) != ZKL_OK) {
+        zkl__op_remove(c, &r->op); /* past the room set aside: logged */
+        req_free(r);
     }
 }
 
@@ -288,40 +327,9 @@ static void list_done(int rc, const struct String_vector *sv,
         req_done(r);
 }
 
-void zkl__contenders_deliver(zkl__contenders_req_t *r)
-{
-    int ok = r->status == ZKL_OK;
 
-    switch (r->mode) {
-    case ZKL__REQ_NAMES:
-        r->cb.names(r->c, r->status, ok ? r->names : NULL, ok ? r->n : 0,
-                    r->arg);
-        break;
-    case ZKL__REQ_EX:
-        r->cb.ex(r->c, r->status, ok ? r->v : NULL, ok ? r->n : 0, r->arg);
-        break;
-    case ZKL__REQ_REVOKE:
-        r->cb.revoke(r->c, r->status, r->nrevoked, r->arg);
-        break;
-    }
-    zkl__contenders_free(r);
-}
-
-void zkl__contenders_free(zkl__contenders_req_t *r)
-{
-    size_t i;
-
-    if (r->v != NULL)
-        for (i = 0; i < r->n; i++)
-            zkl__free((void *)(uintptr_t)r->v[i].data);
-    zkl__free(r->v);
-    zkl__free(r->names);
-    zkl__free(r);
-}
-
-/* Checks, reserves the callback's room, allocates. */
-static int req_new(zkl__contenders_req_t **out, zkl_client_t *c,
-                   const char *path, int mode, void *arg)
+int zkl__req_new(zkl__contenders_req_t **out, zkl_client_t *c,
+                 const char *path, int mode, void *arg)
 {
     zkl__contenders_req_t *r;
     size_t len;
@@ -337,7 +345,7 @@ static int req_new(zkl__contenders_req_t **out, zkl_client_t *c,
     len = strlen(path);
     /* Its callback's room in the queue is set aside now (see
      * zkl__att_new). */
-    if (zkl__evq_reserve_one(c) != ZKL_OK ||
+    if (zkl__evq_promise(c, 0) != ZKL_OK ||
         (r = zkl__calloc(1, sizeof *r + len + 1)) == NULL)
         return ZKL_ENOMEM;
     r->c = c;
@@ -362,13 +370,12 @@ static int req_start(zkl__contenders_req_t *r, int rc)
         zkl__kick(c); /* a failed send may have closed the socket */
         return rc;
     }
-    c->nreqs++;
+    zkl__op_add(c, &r->op, &req_class);
     zkl__kick(c);
     return ZKL_OK;
 }
 
-/* The listing every request but a one-node revocation starts with. */
-static int send_listing(zkl__contenders_req_t *r)
+int zkl__req_list(zkl__contenders_req_t *r)
 {
     if (zkl__fence_up(r->c))
         return req_start(r, ZKL_ENOMEM); /* another request's fate is
@@ -385,10 +392,10 @@ int zkl_contenders(zkl_client_t *c, const char *path, zkl_contenders_cb cb,
 
     if (c == NULL || cb == NULL || path == NULL)
         return ZKL_EINVAL;
-    if ((rc = req_new(&r, c, path, ZKL__REQ_NAMES, arg)) != ZKL_OK)
+    if ((rc = zkl__req_new(&r, c, path, ZKL__REQ_NAMES, arg)) != ZKL_OK)
         return rc;
     r->cb.names = cb;
-    return send_listing(r);
+    return zkl__req_list(r);
 }
 
 int zkl_contenders_ex(zkl_client_t *c, const char *path,
@@ -399,27 +406,13 @@ int zkl_contenders_ex(zkl_client_t *c, const char *path,
 
     if (c == NULL || cb == NULL || path == NULL)
         return ZKL_EINVAL;
-    if ((rc = req_new(&r, c, path, ZKL__REQ_EX, arg)) != ZKL_OK)
+    if ((rc = zkl__req_new(&r, c, path, ZKL__REQ_EX, arg)) != ZKL_OK)
         return rc;
     r->cb.ex = cb;
-    return send_listing(r);
+    return zkl__req_list(r);
 }
 
-int zkl_revoke(zkl_client_t *c, const char *path, const char *node,
-               zkl_revoke_cb cb, void *arg)
+int zkl__req_one(zkl__contenders_req_t *r, const char *node)
 {
-    zkl__contenders_req_t *r;
-    int rc;
-
-    if (c == NULL || cb == NULL || path == NULL ||
-        (node != NULL && (node[0] == '\0' || strchr(node, '/') != NULL ||
-                          strcmp(node, ".") == 0 || strcmp(node, "..") == 0 ||
-                          strlen(node) > ZKL_PATH_MAX)))
-        return ZKL_EINVAL;
-    if ((rc = req_new(&r, c, path, ZKL__REQ_REVOKE, arg)) != ZKL_OK)
-        return rc;
-    r->cb.revoke = cb;
-    if (node == NULL) /* the holders, once the listing tells them */
-        return send_listing(r);
     return req_start(r, send_part(r, node));
 }

@@ -133,8 +133,15 @@ void zkl__fence_settle(zkl_client_t *c)
     f->resolve = NULL;
     f->rec = f->aux = NULL;
     resolve(c, rec, aux);
-    if (!c->closing)
-        zkl__on_connected(c, 0); /* what waited for the fence goes now */
+    f->lifted = 1; /* the client's pass wakes what waited for it */
+}
+
+int zkl__fence_lifted(zkl_client_t *c)
+{
+    int was = c->fence.lifted;
+
+    c->fence.lifted = 0;
+    return was;
 }
 
 uint64_t zkl__fence_next(const zkl_client_t *c)

@@ -14,9 +14,10 @@
 
 #include "internal.h"
 
+typedef struct zkl__write_req zkl__write_req_t;
 struct zkl__write_req {
+    zkl__op_t op;             /* listed from the send to its answer */
     zkl_client_t *c;
-    zkl__write_req_t *prev, *next; /* c->orphans, while orphan */
     int orphan;
     zkl_write_cb cb;
     void *arg;
@@ -77,12 +78,12 @@ static void write_done(int rc, const void *data)
 
     if (w->orphan) {
         /* Its call failed after all (see zkl__write): no callback. */
-        ZKL__UNLINK(&c->orphans, w);
+        zkl__op_remove(c, &w->op);
         write_free(w);
         return;
     }
 
-    c->writes_out--;
+    c->ops_out--;
     if (!c->closing)
         zkl__on_result(c, rc, w->sent_at);
     if (rc == ZOK) {
@@ -122,19 +123,38 @@ static void write_done(int rc, const void *data)
             w->status = zkl__from_zk(rc);
         }
     }
-    if (zkl__evq_push(c, ZKL__EV_WRITE, w, 0, w->status) != ZKL_OK) {
-        c->nreqs--; /* past the room set aside: logged, dropped */
+    if (zkl__op_queue(c, &w->op, 0, w->status) != ZKL_OK) {
+        zkl__op_remove(c, &w->op); /* past the room set aside: logged */
         write_free(w);
     }
 }
 
-void zkl__write_deliver(zkl__write_req_t *w)
+static void write_deliver(zkl__op_t *op, int ev, int status)
 {
-    int with = w->status == ZKL_OK || w->status == ZKL_EWRITE;
+    zkl__write_req_t *w = (zkl__write_req_t *)(void *)op;
+    int with = status == ZKL_OK || status == ZKL_EWRITE;
 
-    w->cb(w->c, w->status, with ? w->out : NULL, w->n, w->arg);
+    (void)ev;
+    w->cb(w->c, status, with ? w->out : NULL, w->n, w->arg);
     write_free(w);
 }
+
+/* The answer of a batch the user was told failed (an orphan) is
+ * nobody's: the completion, or the teardown, frees it. */
+static void orphan_teardown(zkl__op_t *op)
+{
+    write_free((zkl__write_req_t *)(void *)op);
+}
+
+static const zkl__opclass_t write_class = {
+    .name = "guarded write", .deliver = write_deliver, .once = 1,
+    .room = 1, /* answered before the teardown: every completion ran */
+};
+
+static const zkl__opclass_t orphan_class = {
+    .name = "orphaned write", .deliver = write_deliver,
+    .teardown = orphan_teardown,
+};
 
 /* What one op adds to the request, counted high: its path, its data,
  * a header, and for a create the client's ACL. */
@@ -178,39 +198,19 @@ static int check_ops(const zkl_client_t *c, const zkl_op_t *ops, size_t n)
     return ZKL_OK;
 }
 
-int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
-               size_t nlocks, const zkl_op_t *ops, size_t n,
-               zkl_write_cb cb, void *arg)
+/* The request's record, with room for every result and created path. */
+static zkl__write_req_t *write_new(zkl_client_t *c, size_t nlocks,
+                                   const zkl_op_t *ops, size_t n,
+                                   zkl_write_cb cb, void *arg)
 {
     zkl__write_req_t *w;
-    zoo_op_t *zops;
     size_t i, longest = 0;
-    int rc;
 
-    if (ops == NULL || cb == NULL || n == 0 || n > ZKL_WRITE_OPS_MAX)
-        return ZKL_EINVAL;
-    if ((rc = check_ops(c, ops, n)) != ZKL_OK)
-        return rc;
-    if (c->zh == NULL || c->expired)
-        return ZKL_ESESSION;
-    /* Another request's fate is unknown (fence.c): the ZooKeeper client
-     * is short of memory, and a batch queued now would most likely meet
-     * the reset that settles it and end as "outcome unknown". */
-    if (zkl__fence_up(c))
-        return ZKL_ENOMEM;
-    for (i = 0; i < nlocks; i++) {
-        const zkl__att_t *a = locks[i]->att;
-
-        if (a == NULL || a->goal != ZKL__GOAL_HOLD ||
-            a->node != ZKL__NODE_KNOWN)
-            return ZKL_ENOTHELD;
-    }
     for (i = 0; i < n; i++)
         if (strlen(ops[i].path) > longest)
             longest = strlen(ops[i].path);
-    if (zkl__evq_reserve_one(c) != ZKL_OK ||
-        (w = zkl__calloc(1, sizeof *w)) == NULL)
-        return ZKL_ENOMEM;
+    if ((w = zkl__calloc(1, sizeof *w)) == NULL)
+        return NULL;
     w->c = c;
     w->cb = cb;
     w->arg = arg;
@@ -221,20 +221,29 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
     w->out = zkl__calloc(n, sizeof *w->out);
     w->stats = zkl__calloc(n, sizeof *w->stats);
     w->made = zkl__calloc(n, w->made_len);
-    zops = zkl__calloc(nlocks + n, sizeof *zops);
     if (w->res == NULL || w->out == NULL || w->stats == NULL ||
-        w->made == NULL || zops == NULL) {
-        zkl__free(zops);
+        w->made == NULL) {
         write_free(w);
-        return ZKL_ENOMEM;
+        return NULL;
     }
+    return w;
+}
+
+/* The transaction: a check of each lock node, then the user's ops,
+ * whose results land in w. */
+static void build_ops(zoo_op_t *zops, const zkl__write_req_t *w,
+                      const zkl_lock_t *const *locks, const zkl_op_t *ops)
+{
+    const zkl_client_t *c = w->c;
+    size_t i;
+
     /* Version -1: the check passes while the node exists, whatever its
      * data (a revocation request changes it). */
-    for (i = 0; i < nlocks; i++)
+    for (i = 0; i < w->nguards; i++)
         zoo_check_op_init(&zops[i], locks[i]->att->path, -1);
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < w->n; i++) {
         const zkl_op_t *o = &ops[i];
-        zoo_op_t *z = &zops[nlocks + i];
+        zoo_op_t *z = &zops[w->nguards + i];
         int len = o->data != NULL ? (int)o->len : -1;
 
         switch (o->type) {
@@ -257,6 +266,43 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
             break;
         }
     }
+}
+
+int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
+               size_t nlocks, const zkl_op_t *ops, size_t n,
+               zkl_write_cb cb, void *arg)
+{
+    zkl__write_req_t *w;
+    zoo_op_t *zops;
+    size_t i;
+    int rc;
+
+    if (ops == NULL || cb == NULL || n == 0 || n > ZKL_WRITE_OPS_MAX)
+        return ZKL_EINVAL;
+    if ((rc = check_ops(c, ops, n)) != ZKL_OK)
+        return rc;
+    if (c->zh == NULL || c->expired)
+        return ZKL_ESESSION;
+    /* Another request's fate is unknown (fence.c): the ZooKeeper client
+     * is short of memory, and a batch queued now would most likely meet
+     * the reset that settles it and end as "outcome unknown". */
+    if (zkl__fence_up(c))
+        return ZKL_ENOMEM;
+    for (i = 0; i < nlocks; i++) {
+        const zkl__att_t *a = locks[i]->att;
+
+        if (a == NULL || a->goal != ZKL__GOAL_HOLD ||
+            a->node != ZKL__NODE_KNOWN)
+            return ZKL_ENOTHELD;
+    }
+    if (zkl__evq_promise(c, 0) != ZKL_OK ||
+        (w = write_new(c, nlocks, ops, n, cb, arg)) == NULL)
+        return ZKL_ENOMEM;
+    if ((zops = zkl__calloc(nlocks + n, sizeof *zops)) == NULL) {
+        write_free(w);
+        return ZKL_ENOMEM;
+    }
+    build_ops(zops, w, locks, ops);
     /* The client serializes the ops (paths and data) at once; only the
      * results and created paths are written later, into w. */
     w->sent_at = zkl__now_ms();
@@ -270,7 +316,7 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
          * into w, so w stays, as an orphan, until it does or the client
          * is freed. */
         w->orphan = 1;
-        ZKL__PUSH(&c->orphans, w);
+        zkl__op_add(c, &w->op, &orphan_class);
         zkl__kick(c); /* a failed send may have closed the socket */
         return is_unrecoverable(c->zh) == ZINVALIDSTATE ? ZKL_ESESSION
                                                          : ZKL_ENOMEM;
@@ -280,21 +326,11 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
         zkl__kick(c); /* a failed send may have closed the socket */
         return zkl__from_zk(rc);
     }
-    c->nreqs++;
-    c->writes_out++;
+    zkl__op_add(c, &w->op, &write_class);
+    c->ops_out++;
     c->stats.requests++;
     zkl__kick(c);
     return ZKL_OK;
-}
-
-void zkl__write_teardown(zkl_client_t *c)
-{
-    while (c->orphans != NULL) {
-        zkl__write_req_t *w = c->orphans;
-
-        ZKL__UNLINK(&c->orphans, w);
-        write_free(w);
-    }
 }
 
 int zkl_lock_write(zkl_lock_t *lk, const zkl_op_t *ops, size_t n,

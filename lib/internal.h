@@ -44,11 +44,123 @@
     } while (0)
 
 typedef struct zkl__att zkl__att_t;
+typedef struct zkl__op zkl__op_t;
 typedef struct zkl__contenders_req zkl__contenders_req_t;
 typedef struct zkl__queue zkl__queue_t;
 typedef struct zkl__sem zkl__sem_t;
 typedef struct zkl__listing zkl__listing_t;
 typedef struct zkl__views zkl__views_t;
+
+/* ---- op.c: the operation contract ----
+ *
+ * The client (client.c) runs two kinds of things, and names neither's
+ * recipe. Lock attempts are the core's own: attempt.c steps them, times
+ * them out and ends them, one lock node each, whatever the lock's kind
+ * (its differences come from the recipe table, recipes.c). Everything
+ * else that outlives the call that started it is an operation: a lock
+ * handle (the user's end of its attempts), a multi-lock, a semaphore
+ * acquire, a guarded write, a contenders request, and the client's own
+ * connection events. An operation embeds a zkl__op_t as its first
+ * member, and the client reaches it only through its class:
+ *
+ *   deliver(op, ev, st)  runs the user's callback for one event that
+ *                        zkl__op_queue() queued: from the client's drain,
+ *                        the one place where user callbacks run. The op
+ *                        may be freed by the callback, or by deliver.
+ *   deadline(op)         the monotonic ms at which expire() is due, 0
+ *                        for none; asked only while the op counts itself
+ *                        in c->ops_timed (zkl__ops_timed).
+ *   expire(op, now)      that time has come.
+ *   run(op)              work it asked for (zkl__ops_want_run) may be
+ *                        sent now: connected, no request held back.
+ *   watch(op, type, p)   a node watch fired (the client has one watcher,
+ *                        for every node watch of its session).
+ *   session_gone(op)     the session ended, with its nodes and watches;
+ *                        a new one is on its way.
+ *   close(op)            the client is closing: answer the user now
+ *                        (ZKL_ECLOSED), before the session ends.
+ *   teardown(op)         every completion has run (zookeeper_close):
+ *                        let go of the client, freeing what it owns
+ *                        (an op still listed then: a handle, a set, an
+ *                        orphaned write).
+ *
+ * Any hook may be NULL but deliver, for an op that queues events. An
+ * op with deadline,
+ * run, watch or session_gone is "driven": driven ops stand first on
+ * the client's list, so that the walks of those hooks never pass the (many) lock
+ * handles behind them. An op that answers once (once: a write, a
+ * contenders request) counts in zkl_client_pending() from
+ * zkl__op_add() until its answer is delivered; room sets aside the
+ * callback-queue slots it may need at any time (see zkl__evq_promise).
+ * An op is on the client's list from zkl__op_add() to zkl__op_remove(), which
+ * also drops its queued events: the caller frees it after that. */
+typedef struct zkl__opclass {
+    const char *name;           /* for logs */
+    void (*deliver)(zkl__op_t *op, int ev, int status);
+    uint64_t (*deadline)(const zkl__op_t *op);
+    void (*expire)(zkl__op_t *op, uint64_t now);
+    void (*run)(zkl__op_t *op);
+    void (*watch)(zkl__op_t *op, int type, const char *path);
+    void (*session_gone)(zkl__op_t *op);
+    void (*close)(zkl__op_t *op);
+    void (*teardown)(zkl__op_t *op);
+    uint8_t once;               /* answers once, counted pending till then */
+    uint8_t room;               /* queue slots set aside while it lives */
+} zkl__opclass_t;
+
+struct zkl__op {
+    const zkl__opclass_t *cls;
+    zkl__op_t *prev, *next;     /* c->op_head */
+    uint32_t nqueued;           /* its events in the callback queue */
+};
+
+void zkl__op_add(zkl_client_t *c, zkl__op_t *op, const zkl__opclass_t *cls);
+void zkl__op_remove(zkl_client_t *c, zkl__op_t *op);
+/* Queues one of op's events for its deliver(); the room for it was set
+ * aside when op was accepted (zkl__evq_promise), else ZKL_ENOMEM: the
+ * event is logged and dropped. */
+int zkl__op_queue(zkl_client_t *c, zkl__op_t *op, int ev, int status);
+/* An op started (+1) or stopped (-1) having a deadline. */
+void zkl__ops_timed(zkl_client_t *c, int delta);
+/* Some op has run() work: the client calls every driven op's run()
+ * once it may send. */
+void zkl__ops_want_run(zkl_client_t *c);
+/* The client's walks of the hooks, each over the ops that have it. */
+void zkl__ops_expire(zkl_client_t *c, uint64_t now);
+uint64_t zkl__ops_next_deadline(const zkl_client_t *c);
+void zkl__ops_run(zkl_client_t *c);
+void zkl__ops_watch(zkl_client_t *c, int type, const char *path);
+void zkl__ops_session_gone(zkl_client_t *c);
+void zkl__ops_close(zkl_client_t *c);
+void zkl__ops_teardown(zkl_client_t *c);
+/* Runs queued callbacks in order, each through its op's deliver(), up
+ * to the pass's budget (all of them while closing). Stops early when a
+ * callback asks for the client to be freed: the teardown delivers the
+ * rest. */
+void zkl__ops_drain(zkl_client_t *c);
+
+/* ---- evq.c: the callback queue ----
+ * One FIFO of {op, event, status} for every user callback of a client,
+ * delivered in order by zkl__ops_drain() and nowhere else. 16 bytes: room
+ * for one is set aside per pending attempt. op NULL: purged. */
+typedef struct zkl__event {
+    zkl__op_t *op;
+    int32_t status;
+    uint8_t ev;
+} zkl__event_t;
+/* Makes room, without growing later, for everything already promised
+ * (the events queued, one ending per attempt, a QUEUED per attempt that
+ * asked for it, each op's room) plus k more and ZKL__EVQ_SLACK for
+ * connection events and several events of one attempt between two
+ * deliveries; on success the k are promised too. An attempt, counted in
+ * c->natts before it asks, promises 0. */
+int zkl__evq_promise(zkl_client_t *c, size_t k);
+#define ZKL__EVQ_SLACK 16
+int zkl__evq_push(zkl_client_t *c, zkl__op_t *op, int ev, int status);
+/* Drops the queued events of op (all op->nqueued of them). */
+void zkl__evq_purge(zkl_client_t *c, zkl__op_t *op);
+/* Takes the oldest event: 0 when there is none. */
+int zkl__evq_pop(zkl_client_t *c, zkl__event_t *out);
 
 /* ---- table.c: the chained hash table every index uses ---- */
 /* Empty when zeroed; owns its buckets (zkl__table_free), never its
@@ -105,31 +217,18 @@ void zkl__zk_log_trampoline(const char *msg);
 uint64_t zkl__now_ms(void);
 uint64_t zkl__now_us(void);
 
-/* ---- names.c: paths, Curator's names and order ---- */
+/* ---- names.c: paths, the names of our nodes ---- */
 int zkl__path_check(const char *path, int allow_root);
 void zkl__uuid(char out[ZKL__UUID_LEN + 1]);
-/* Curator's sort key: the text after the last "lock-" (its mutex), else
- * after the last "__READ__" then "__WRIT__" (its read/write lock), else
- * after the last "lease-", then "latch-" (its LeaderLatch), else the
- * whole name. One key for every kind,
- * so a listing sorts the same whichever kind reads it; the kinds' names
- * never contain each other's tags, and a path used by two kinds is
- * refused (ZKL_EKIND) rather than ordered. */
-const char *zkl__sort_key(const char *name);
-/* Total order used everywhere a queue is ordered (key, then name):
- * Curator's, so both agree on who holds a lock. */
-int zkl__name_cmp(const char *a, const char *b);
 /* The sequence number of a name whose sort key is ten digits (0 ..
  * 2^31-1), for the queue view's arithmetic; UINT32_MAX for any other
  * name, including the eleven-character and negative suffixes past 2^31,
  * whose Curator order is not creation order (those queues are listed). */
 uint32_t zkl__seq_of(const char *name);
 /* Length of a lock node name zklock could have created for a lock of
- * this kind ("_c_<uuid>" + the kind's tag + a ten- or eleven-character
+ * this tag ("_c_<uuid>" + the tag + a ten- or eleven-character
  * ZooKeeper sequence), else 0. */
-size_t zkl__own_name_len(const char *name, int kind);
-/* What kind of lock a child name belongs to, by Curator's tags. */
-zkl_lock_kind_t zkl__kind_of(const char *name);
+size_t zkl__own_name_len(const char *name, const char *tag, size_t taglen);
 
 /* ---- error.c: ZooKeeper result codes, classified once ---- */
 enum zkl__rc_class {
@@ -211,8 +310,8 @@ enum zkl__next {
     ZKL__NEXT_CONFIRM, /* read (and watch) our own node: before a grant
                           that no listing backs, and to re-check a hold */
     ZKL__NEXT_DESCEND, /* blocker gone: the next from the queue view */
-    ZKL__NEXT_SEM      /* a lease: ask its semaphore acquire whether the
-                          set may be granted now (semaphore.c) */
+    ZKL__NEXT_RECIPE   /* its recipe's step (a lease: ask its semaphore
+                          acquire whether the set may be granted now) */
 };
 
 #define ZKL__F_READY 0x01      /* on the client's ready queue, or waiting
@@ -286,10 +385,11 @@ struct zkl__att {
 };
 
 zkl__att_t *zkl__att_new(zkl_client_t *c, zkl_lock_t *lk, long timeout);
-/* A lease under <lk->path>/leases, waiting (unscheduled) for its
- * semaphore acquire to hold the mutex. */
-zkl__att_t *zkl__att_new_lease(zkl_client_t *c, zkl_lock_t *lk,
-                               long timeout);
+/* An attempt that waits, unscheduled, until its recipe's decider wakes
+ * it to create its node (a lease: once its semaphore acquire holds the
+ * semaphore's mutex). */
+zkl__att_t *zkl__att_new_parked(zkl_client_t *c, zkl_lock_t *lk,
+                                long timeout);
 /* The read side taking the place of its pair's held write node w. */
 zkl__att_t *zkl__att_new_downgrade(zkl_client_t *c, zkl_lock_t *lk,
                                    const zkl__att_t *w, long timeout);
@@ -299,24 +399,25 @@ void zkl__att_detach(zkl__att_t *a, int ev, int status);
 void zkl__att_let_go(zkl__att_t *a, int event, int status);
 void zkl__att_release(zkl__att_t *a);
 void zkl__att_after_callback(zkl__att_t *a);
-/* For semaphore.c, which decides for leases what the recipes decide for
- * the other kinds. */
+/* For a recipe's hooks (semaphore.c), which decide for its attempts
+ * what the blocker decides for the other kinds. */
 void zkl__att_schedule(zkl__att_t *a, int next_op);
 void zkl__att_after_reply(zkl__att_t *a, int next_op);
 void zkl__att_grant(zkl__att_t *a);
 char *zkl__att_name(zkl__att_t *a);
-/* For listing.c: a shared listing's answer, or its failure to be sent,
- * for one of the attempts that joined it. */
-void zkl__att_list_done(int rc, const struct String_vector *sv,
-                        const struct Stat *st, zkl__att_t *a);
-/* rc: why the listing was not sent; 0: not now (requests are held),
- * the attempt lists again once they go. */
-void zkl__att_list_unsent(zkl__att_t *a, int rc);
 
 /* ---- listing.c: one listing per lock path and pass ---- */
 /* a lists its lock path with the others of this pass that do; counted
  * in a->inflight by the caller. ZKL_ENOMEM: list alone. */
-int zkl__listing_join(zkl_client_t *c, zkl__att_t *a);
+/* What a listing tells each attempt that joined it: its answer, or
+ * that it was not sent (see zkl__att_list_done / _unsent). */
+typedef struct zkl__listing_to {
+    void (*done)(int rc, const struct String_vector *sv,
+                 const struct Stat *st, zkl__att_t *a);
+    void (*unsent)(zkl__att_t *a, int rc);
+} zkl__listing_to_t;
+int zkl__listing_join(zkl_client_t *c, zkl__att_t *a,
+                      const zkl__listing_to_t *to);
 /* Sends one listing of a's lock path (watched for a lease) with this
  * completion: the ZooKeeper client's result. */
 int zkl__listing_send(zkl__att_t *a, strings_stat_completion_t done,
@@ -324,8 +425,12 @@ int zkl__listing_send(zkl__att_t *a, strings_stat_completion_t done,
 /* Sends the pass's listings; from the end of zkl__run_ready(). */
 void zkl__listing_flush(zkl_client_t *c);
 void zkl__run_ready(zkl_client_t *c);
+/* Whether attempts wait for room in the window that there is now. */
+int zkl__paced_due(const zkl_client_t *c);
 void zkl__on_watch(zkl_client_t *c, int type, const char *path);
 void zkl__on_connected(zkl_client_t *c, int reconnect);
+/* The client is closing: every handle's attempt is answered now. */
+void zkl__on_close(zkl_client_t *c);
 void zkl__on_suspended(zkl_client_t *c);
 void zkl__on_presumed_expiry(zkl_client_t *c);
 void zkl__on_session_gone(zkl_client_t *c, int status);
@@ -334,16 +439,19 @@ void zkl__on_session_gone(zkl_client_t *c, int status);
 void zkl__on_client_gone(zkl_client_t *c);
 void zkl__on_deadlines(zkl_client_t *c, uint64_t now);
 
-/* ---- recipes.c ----
- * What differs between a mutex and the two sides of a read/write lock is
- * the node name's tag and one decision: given the lock path's children
- * and our node, which node must go before we may proceed. The attempt
- * machine does everything else (create, recover, list, watch, re-check,
- * delete). */
+/* ---- recipes.c: the recipe table ----
+ * What differs between the kinds of lock node (a mutex, the two sides
+ * of a read/write lock, a semaphore's lease, a latch member) is written
+ * down here, and the attempt machine (attempt.c) reaches it only
+ * through this table: it does everything else (create, recover, list,
+ * watch, re-check, delete) the same way for every kind. */
 typedef struct zkl__recipe {
     const char *name;          /* for logs */
     const char *tag;           /* after "_c_<uuid>" in our node names */
     size_t taglen;
+    const char *subdir;        /* its nodes' parent, below the lock path:
+                                  "" or, for a lease, "/leases" */
+    size_t subdirlen;
     /* The node to watch, or NULL when our node holds the lock. me is our
      * node's name; names are all children, in no particular order. */
     const char *(*blocker)(const struct String_vector *names,
@@ -356,16 +464,66 @@ typedef struct zkl__recipe {
     /* 1 when a child of the lock path belongs to another kind of lock,
      * whose order this one cannot honour. */
     int (*foreign)(const char *name);
+    /* 1 when the blocker pred, in this listing, is the last node in the
+     * way: its deletion alone lets us hold (a reader behind the last
+     * write node). NULL: never known without listing again. */
+    int (*last_blocker)(const struct String_vector *names, const char *pred);
+    /* 1 when several of our waiters may wait on the same node (readers
+     * behind one writer): they share one server watch. */
+    uint8_t shared_blocker;
+    /* 1 when it reports its place with ZKL_LOCK_QUEUED, if asked. */
+    uint8_t tells_place;
+    /* 1 when its waiters wait for the lock path's children to change
+     * (its listings set a watch), not for one node; a release of ours
+     * then wakes a local waiter of the same path to list at once. */
+    uint8_t waits_on_children;
+    /* The hooks of a kind whose grant is decided with others (a lease:
+     * by its semaphore acquire, semaphore.c); NULL for the rest.
+     * may_create: 0 while its node may not be created; the decider
+     *   wakes the attempt later (its next_op kept: CREATE or PARENTS).
+     * decide: takes the place of blocker with each listing.
+     * step: the attempt's ZKL__NEXT_RECIPE.
+     * abandon: the attempt stops waiting, with this status. */
+    int (*may_create)(const zkl__att_t *a);
+    void (*decide)(zkl__att_t *a, const struct String_vector *names);
+    void (*step)(zkl__att_t *a);
+    void (*abandon)(zkl__att_t *a, int status);
+    /* The handle's side, for a kind whose handle is more than one
+     * attempt at a time (a lease: its semaphore acquire); NULL for the
+     * rest. acquire: zkl_lock_acquire() of the handle, after the checks
+     * every handle shares. handle_free: frees what the kind hung on the
+     * handle (lk->sem). */
+    int (*acquire)(zkl_lock_t *lk, long timeout_ms);
+    void (*handle_free)(zkl_lock_t *lk);
 } zkl__recipe_t;
 
-/* 1 when a write node sorts before node in the listing. */
-int zkl__write_before(const struct String_vector *sv, const char *node);
-/* kind: zkl_lock_kind_t, ZKL_KIND_MUTEX .. ZKL_KIND_LEASE (a lease's
- * decision is semaphore.c's: its blocker is NULL). */
+/* What kind of lock a child name belongs to, by Curator's tags. */
+zkl_lock_kind_t zkl__kind_of(const char *name);
+/* Curator's sort key: the text after the last "lock-" (its mutex), else
+ * after the last "__READ__" then "__WRIT__" (its read/write lock), else
+ * after the last "lease-", then "latch-" (its LeaderLatch), else the
+ * whole name. One key for every kind,
+ * so a listing sorts the same whichever kind reads it; the kinds' names
+ * never contain each other's tags, and a path used by two kinds is
+ * refused (ZKL_EKIND) rather than ordered. */
+const char *zkl__sort_key(const char *name);
+/* Total order used everywhere a queue is ordered (key, then name):
+ * Curator's, so both agree on who holds a lock. */
+int zkl__name_cmp(const char *a, const char *b);
+/* kind: zkl_lock_kind_t, ZKL_KIND_MUTEX .. ZKL_KIND_LATCH; any other
+ * value reads as the mutex. */
 const zkl__recipe_t *zkl__recipe(int kind);
+/* The mutex's blocker, for the kinds that queue as it does (a latch):
+ * the nearest node before me, of any kind. */
+const char *zkl__pred_blocker(const struct String_vector *names,
+                              const char *me);
+/* The entries of the recipes that live in files of their own. */
+extern const zkl__recipe_t zkl__latch_recipe; /* latch.c */
+extern const zkl__recipe_t zkl__lease_recipe; /* semaphore.c */
 
 /* ---- semaphore.c ---- */
-/* What a lease handle knows of its semaphore; owned by the handle. */
+/* What a lease handle knows of its semaphore: in the handle's block
+ * (zkl__lock_extra). */
 typedef struct zkl__semconf {
     int max;                  /* max_leases: the limit, or the count
                                  node's seed */
@@ -389,13 +547,13 @@ enum zkl__rec {
     ZKL__REC_WRITING  /* the write is in flight */
 };
 
-/* One zkl_lease_acquire_all(): owned by the client (on c->sems) from the
+/* One zkl_lease_acquire_all(): owned by the client (on its op list) from the
  * call until every lease is granted or failed, then until no count read
  * carries it. Borrows the lease handles (members), owns the mutex
  * handle on <path>/locks. */
 struct zkl__sem {
+    zkl__op_t op;             /* listed while the acquire runs */
     zkl_client_t *c;
-    zkl__sem_t *prev, *next;  /* c->sems */
     zkl_lock_t *mutex;        /* owned; NULL once given back */
     char *count_path;         /* owned copy, or NULL */
     uint64_t deadline;        /* monotonic ms, 0 = none */
@@ -413,25 +571,16 @@ struct zkl__sem {
     size_t n;
     zkl_lock_t *members[];    /* borrowed */
 };
-int zkl__sem_may_create(const zkl__att_t *a);
-void zkl__sem_decide(zkl__att_t *a, const struct String_vector *sv);
-void zkl__sem_step(zkl__att_t *a);
-void zkl__sem_abandon(zkl__att_t *a, int status);
-void zkl__sem_run(zkl_client_t *c);
-void zkl__sem_on_watch(zkl_client_t *c, const char *path);
-void zkl__sem_on_session_gone(zkl_client_t *c);
-void zkl__sem_teardown(zkl_client_t *c);
 
 /* ---- multilock.c ---- */
 /* One zkl_multi_new(): owned by the user; its member handles by it. */
 struct zkl__member;
 struct zkl_multi {
+    zkl__op_t op;             /* listed while it lives */
     zkl_client_t *c;          /* NULL once the client is gone */
-    zkl_multi_t *prev, *next; /* c->multis */
     zkl_multi_cb cb;
     void *arg;
     uint64_t deadline;        /* monotonic ms, 0 = none */
-    unsigned nqueued;         /* events in c->evq naming it */
     int status;               /* a release's answer */
     uint8_t goal, trylock, suspended;
     uint8_t lost_untold;      /* its LOST is queued, not yet delivered */
@@ -443,12 +592,6 @@ struct zkl_multi {
         uint8_t st, suspended;
     } m[];
 };
-void zkl__multi_deliver(zkl_multi_t *m, int ev, int status);
-void zkl__multi_on_clock(zkl_client_t *c, uint64_t now);
-/* The nearest deadline of a set acquire, or 0. */
-uint64_t zkl__multi_next_deadline(const zkl_client_t *c);
-void zkl__multi_close(zkl_client_t *c);
-void zkl__multi_teardown(zkl_client_t *c);
 
 /* ---- guarded.c ---- */
 /* Sends ops as one transaction guarded by the nodes of locks (all held).
@@ -456,26 +599,26 @@ void zkl__multi_teardown(zkl_client_t *c);
 int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
                size_t nlocks, const zkl_op_t *ops, size_t n,
                zkl_write_cb cb, void *arg);
-typedef struct zkl__write_req zkl__write_req_t;
-void zkl__write_deliver(zkl__write_req_t *w);
-/* After zookeeper_close(): frees the batches whose call failed and whose
- * completion never ran. */
-void zkl__write_teardown(zkl_client_t *c);
 
 /* ---- lock.c: the public handle ---- */
+/* A handle of this kind, with extra bytes of the kind's own (zeroed,
+ * aligned, in the handle's block after its path: zkl__lock_extra()). */
 int zkl__lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
-                  int kind, zkl_lock_cb cb, void *arg);
+                  int kind, size_t extra, zkl_lock_cb cb, void *arg);
+void *zkl__lock_extra(const zkl_lock_t *lk);
+/* Node data a handle was given (zkl_lock_set_data), owned by it. */
+typedef struct zkl__data {
+    int len;
+    char bytes[];             /* len bytes, then a NUL */
+} zkl__data_t;
 struct zkl_lock {
+    zkl__op_t op;             /* listed while it lives; its events go to cb */
     zkl_client_t *c;          /* NULL once the client is gone */
-    zkl_lock_t *prev, *next;  /* c->locks */
     zkl__att_t *att;          /* current attempt, or NULL when idle */
     zkl_lock_t *pair;         /* the other side of zkl_rwlock_new() */
-    zkl__semconf_t *sem;      /* a lease's semaphore (owned), else NULL */
     zkl_lock_cb cb;
     void *arg;
-    char *data;               /* lock node data (owned), NULL: default */
-    int datalen;              /* -1: the client's default */
-    unsigned nqueued;         /* events in c->evq naming this handle */
+    zkl__data_t *data;        /* lock node data, NULL: the client's */
     unsigned reentered;       /* reentrant acquires on top of the hold */
     uint8_t kind;             /* zkl_lock_kind_t */
     uint8_t revocable;
@@ -497,6 +640,7 @@ enum zkl__req_mode {
  * until its callback has run (by the ZooKeeper client's completions while
  * any part is in flight, then by its event in c->evq). */
 struct zkl__contenders_req {
+    zkl__op_t op;             /* listed from the send to its answer */
     zkl_client_t *c;
     int mode;                 /* enum zkl__req_mode */
     union {
@@ -515,8 +659,15 @@ struct zkl__contenders_req {
     size_t nrevoked;          /* REVOKE: requests written */
     char path[];
 };
-void zkl__contenders_deliver(zkl__contenders_req_t *r);
-void zkl__contenders_free(zkl__contenders_req_t *r);
+/* The request's steps, for the entries of each mode (contenders.c,
+ * revoke.c): checked and made (the callback's room set aside), then
+ * started with a listing of the path or with the one request for node.
+ * The start answers as the public call does; the request is the
+ * client's from then on. */
+int zkl__req_new(zkl__contenders_req_t **out, zkl_client_t *c,
+                 const char *path, int mode, void *arg);
+int zkl__req_list(zkl__contenders_req_t *r);
+int zkl__req_one(zkl__contenders_req_t *r, const char *node);
 
 /* ---- fence.c: a request whose fate the ZooKeeper client left unknown ----
  * The contract of every request zklock queues for a record of its own
@@ -541,6 +692,7 @@ struct zkl__fence {
     void *rec, *aux;
     uint64_t retry_at;        /* monotonic ms: the next barrier try */
     uint8_t active;
+    uint8_t lifted;           /* came down since zkl__fence_lifted() */
     uint8_t tries;            /* tokens used by barriers that may have
                                  been queued (ZMARSHALLINGERROR) */
     uint8_t sure;             /* token of the barrier surely queued, or
@@ -555,34 +707,14 @@ int zkl__fence_up(const zkl_client_t *c);
 /* Resolves the fenced request: from its barrier's completion, and after
  * zookeeper_close() (which has run every completion still queued). */
 void zkl__fence_settle(zkl_client_t *c);
+/* 1 once after the fence came down: what waited for it may go. */
+int zkl__fence_lifted(zkl_client_t *c);
 /* When a refused barrier is tried again (monotonic ms), or 0; and the
  * try, from the client's clock. */
 uint64_t zkl__fence_next(const zkl_client_t *c);
 void zkl__fence_clock(zkl_client_t *c, uint64_t now);
 
 /* ---- client.c ---- */
-
-/* Deferred user callbacks: one queue of tagged records, delivered in
- * order by one function (drain) and nowhere else. */
-enum zkl__ev_kind {
-    ZKL__EV_NONE,       /* purged: its handle was freed */
-    ZKL__EV_LOCK,       /* lk's callback: ev, status */
-    ZKL__EV_CONN,       /* the connection callback: ev */
-    ZKL__EV_CONTENDERS, /* req's callback */
-    ZKL__EV_MULTI,      /* m's callback: ev, status */
-    ZKL__EV_WRITE       /* w's callback */
-};
-/* 16 bytes: room for one is set aside per pending attempt. */
-typedef struct zkl__event {
-    uint8_t kind, ev;         /* enum zkl__ev_kind, the user's event */
-    int32_t status;
-    union {
-        zkl_lock_t *lk;
-        zkl__contenders_req_t *req;
-        zkl_multi_t *m;
-        zkl__write_req_t *w;
-    } u;
-} zkl__event_t;
 
 struct zkl_client {
     zhandle_t *zh;
@@ -633,6 +765,8 @@ struct zkl_client {
     uint64_t ka_sent_at;      /* the keepalive in flight, or 0 */
     uint64_t ka_retry_at;     /* a refused keepalive waits till then */
     int presumed_lost;        /* holds told LOST for this touched_at */
+    int expiry_heard;         /* an answer said the session expired:
+                                 the pass tells the holds */
 
     zkl__att_t *atts;         /* every live attempt */
     size_t natts;
@@ -644,18 +778,18 @@ struct zkl_client {
     size_t outstanding, window;
     zkl__att_t *paced, **paced_tail;
     size_t npaced;
-    zkl_lock_t *locks;        /* every live handle */
-    zkl_multi_t *multis;      /* every live multi-lock */
-    size_t nmultis;
-    size_t nmulti_timed;      /* of those, acquiring with a deadline */
-    zkl__write_req_t *orphans; /* guarded writes whose call failed late */
-    size_t writes_out;        /* guarded writes not yet answered */
     size_t nnotify;           /* attempts that may queue ZKL_LOCK_QUEUED */
-    zkl__sem_t *sems;         /* semaphore acquires under way */
     zkl__listing_t *listings; /* joined in this pass, sent at its end */
-    int sem_work;             /* a count node read is due */
-    size_t nreqs;             /* contenders requests and guarded writes
-                                 not yet delivered */
+
+    /* Operations (op.c): driven ones first, then the others. */
+    zkl__op_t *op_head, *op_tail;
+    size_t ops_once;          /* ops owed their one answer */
+    size_t ops_timed;         /* ops with a deadline */
+    size_t ops_watching;      /* ops with a watch hook */
+    size_t ops_out;           /* ops' requests whose answers the close
+                                 waits for (quiesce) */
+    int ops_work;             /* run() work is due */
+    zkl__op_t conn;           /* the connection events' op */
 
     zkl__table_t wtab;        /* waiter table: path hash -> attempts */
     zkl__table_t own;         /* own-node table until attached: then
@@ -683,15 +817,28 @@ struct zkl_client {
 
     zkl__event_t *evq;        /* deferred user callbacks, FIFO */
     size_t evq_head, evq_len, evq_cap;
+    size_t evq_promised;      /* slots the ops set aside (evq.c) */
 };
 
 /* After an API call changed something: send what can be sent now and
  * re-arm; never runs a user callback. */
 void zkl__kick(zkl_client_t *c);
+void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
+                  void *ctx);
+
+/* ---- conn.c: what the session lets the machine do, and what answers
+ * tell of it ---- */
 /* Whether a handle of c may start anything: 0, ZKL_ECLOSED (c NULL, or
  * going), or why it is unusable (ZKL_EAUTH). */
 int zkl__client_usable(const zkl_client_t *c);
+/* Connected, and no request of unknown fate in the way (fence.c): the
+ * keepalive may go, even while the server throttles. */
+int zkl__may_send(const zkl_client_t *c);
+/* ... and no server that throttles either: the machine sends only
+ * then, and what waited goes once it is true again. */
 int zkl__is_connected(zkl_client_t *c);
+/* The session timeout the server granted, else the one asked for. */
+int zkl__session_timeout(const zkl_client_t *c);
 /* Work per loop turn is bounded so busy clients cannot stall the loop:
  * the clients attached on one thread split this budget, and past its
  * share a pass stops, re-arms for "at once", and the loop serves
@@ -702,36 +849,15 @@ int zkl__over_budget(const zkl_client_t *c);
  * CONNLOSS or GONE) means the server heard from us at or after sent_at;
  * ZSESSIONMOVED means this connection is stale (the session was taken
  * over through another server), so it is dropped: the ZooKeeper client
- * reconnects, and the server gives the session back to us. */
+ * reconnects, and the server gives the session back to us. Records
+ * facts only (touched_at, a pause, expiry_heard): the pass acts. */
 void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at);
 /* A request was sent (the ZooKeeper client took it) / answered (its
  * completion ran): the window's count. */
 void zkl__req_sent(zkl_client_t *c);
 void zkl__req_done(zkl_client_t *c);
-/* Whether attempts wait for room that there is now. */
-int zkl__paced_due(const zkl_client_t *c);
 /* 1 while touched_at is recent enough that a hold may begin. */
 int zkl__touch_fresh(const zkl_client_t *c);
-/* Queue a callback. The queue never grows for an attempt's or a
- * request's events: room for them is set aside when they are accepted
- * (zkl__evq_reserve); past that a failure is logged and the event
- * dropped. */
-int zkl__evq_push(zkl_client_t *c, int kind, void *obj, int ev,
-                  int status);
-/* Makes the callback queue hold want events without growing. Each
- * attempt and each contenders request sets aside one slot, plus
- * ZKL__EVQ_SLACK for connection events and several events of one
- * attempt between two deliveries. */
-int zkl__evq_reserve(zkl_client_t *c, size_t want);
-#define ZKL__EVQ_SLACK 16
-/* Room for one more operation's answer, on top of every pending one's. */
-int zkl__evq_reserve_one(zkl_client_t *c);
-/* Drops the queued events of one handle (kind, obj), of which
- * *nqueued are queued: the handle is being freed. */
-void zkl__evq_purge(zkl_client_t *c, int kind, const void *obj,
-                    unsigned *nqueued);
-void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
-                  void *ctx);
 
 /* ---- waiters.c: path hash -> attempts watching that path ---- */
 int zkl__wtab_add(zkl_client_t *c, zkl__att_t *a, uint64_t h);

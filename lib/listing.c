@@ -26,6 +26,7 @@ struct zkl__listing {
     uint8_t fenced;           /* its send's fate is unknown (fence.c):
                                  freed by listing_resolve */
     uint8_t came;             /* ... and its completion has run */
+    const zkl__listing_to_t *to; /* its joiners' machine */
     size_t n, cap;
     zkl__att_t **atts;        /* owned array; each attempt counts this
                                  listing in its inflight */
@@ -37,7 +38,8 @@ static int same_dir(const zkl__att_t *a, const zkl__att_t *b)
            memcmp(a->path, b->path, a->dirlen) == 0;
 }
 
-int zkl__listing_join(zkl_client_t *c, zkl__att_t *a)
+int zkl__listing_join(zkl_client_t *c, zkl__att_t *a,
+                      const zkl__listing_to_t *to)
 {
     zkl__listing_t *l = c->listings;
     int i;
@@ -48,6 +50,7 @@ int zkl__listing_join(zkl_client_t *c, zkl__att_t *a)
     if (l == NULL || i == ZKL__LISTING_SEARCH) {
         if ((l = zkl__calloc(1, sizeof *l)) == NULL)
             return ZKL_ENOMEM;
+        l->to = to;
         l->next = c->listings;
         c->listings = l;
     }
@@ -79,7 +82,7 @@ static void listing_done(int rc, const struct String_vector *sv,
      * the answer, which then takes its place in the window. */
     for (i = 0; i < l->n; i++) {
         zkl__req_done(l->atts[i]->c);
-        zkl__att_list_done(rc, sv, st, l->atts[i]);
+        l->to->done(rc, sv, st, l->atts[i]);
     }
     if (l->fenced) {
         l->came = 1;
@@ -97,7 +100,7 @@ static void listing_unsent(zkl_client_t *c, zkl__listing_t *l, int rc)
 
     for (i = 0; i < l->n; i++) {
         zkl__req_done(c);
-        zkl__att_list_unsent(l->atts[i], rc);
+        l->to->unsent(l->atts[i], rc);
     }
     zkl__free(l->atts);
     zkl__free(l);
@@ -123,10 +126,10 @@ int zkl__listing_send(zkl__att_t *a, strings_stat_completion_t done,
     int rc;
 
     a->path[a->dirlen] = '\0';
-    /* A lease may have to wait for the leases to change: its listings
-     * watch (the server keeps one watch per session and path, so a
-     * needless one costs one notification at most). */
-    if (a->kind == ZKL_KIND_LEASE)
+    /* A kind that waits for the children to change (a lease) has its
+     * listings watch (the server keeps one watch per session and path,
+     * so a needless one costs one notification at most). */
+    if (zkl__recipe(a->kind)->waits_on_children)
         rc = zoo_awget_children2(c->zh, a->path, zkl__watcher, c, done,
                                  data);
     else

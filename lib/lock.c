@@ -20,11 +20,48 @@ int zkl_lock_new_kind(zkl_lock_t **out, zkl_client_t *c, const char *path,
             *out = NULL;
         return ZKL_EINVAL; /* a lease needs its limit: zkl_lease_new() */
     }
-    return zkl__lock_new(out, c, path, kind, cb, arg);
+    return zkl__lock_new(out, c, path, kind, 0, cb, arg);
+}
+
+/* The handle's events: its attempts' news, and its reentrant grants. */
+static void lock_deliver(zkl__op_t *op, int ev, int status)
+{
+    zkl_lock_t *lk = (zkl_lock_t *)(void *)op;
+    zkl_client_t *c = lk->c;
+    /* Attempts are only freed by a step or a teardown, never inside a
+     * callback, so this pointer outlives the call. */
+    zkl__att_t *att = ev == ZKL_LOCK_ACQUIRED ? lk->att : NULL;
+
+    lk->cb(lk, (zkl_lock_event_t)ev, status, lk->arg);
+    if (att != NULL && !c->closing)
+        zkl__att_after_callback(att);
+}
+
+/* The handle outlives its client: the user frees it. */
+static void lock_teardown(zkl__op_t *op)
+{
+    ((zkl_lock_t *)(void *)op)->c = NULL;
+}
+
+static const zkl__opclass_t lock_class = {
+    .name = "lock", .deliver = lock_deliver, .teardown = lock_teardown,
+};
+
+/* Where a handle's extra room starts: after its path, aligned. */
+static size_t extra_at(size_t pathlen)
+{
+    size_t at = sizeof(zkl_lock_t) + pathlen + 1, a = _Alignof(max_align_t);
+
+    return (at + a - 1) / a * a;
+}
+
+void *zkl__lock_extra(const zkl_lock_t *lk)
+{
+    return (char *)(uintptr_t)lk + extra_at(strlen(lk->path));
 }
 
 int zkl__lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
-                  int kind, zkl_lock_cb cb, void *arg)
+                  int kind, size_t extra, zkl_lock_cb cb, void *arg)
 {
     zkl_lock_t *lk;
     size_t len;
@@ -40,33 +77,20 @@ int zkl__lock_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
     if (c->freeing || c->closing)
         return ZKL_ECLOSED;
     len = strlen(path);
-    lk = zkl__calloc(1, sizeof *lk + len + 1);
+    /* No padding for a handle with no extra room: it is the common
+     * one, and its block stays in the smallest size class. */
+    lk = zkl__calloc(1, extra > 0 ? extra_at(len) + extra
+                                  : sizeof *lk + len + 1);
     if (lk == NULL)
         return ZKL_ENOMEM;
     memcpy(lk->path, path, len + 1);
     lk->kind = (uint8_t)kind;
-    lk->datalen = -1;
     lk->c = c;
     lk->cb = cb;
     lk->arg = arg;
-    ZKL__PUSH(&c->locks, lk);
+    zkl__op_add(c, &lk->op, &lock_class);
     *out = lk;
     return ZKL_OK;
-}
-
-int zkl_latch_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
-                  const char *id, zkl_lock_cb cb, void *arg)
-{
-    int rc = zkl__lock_new(out, c, path, ZKL_KIND_LATCH, cb, arg);
-
-    /* The participant id is what Curator's latch reads from a node. */
-    if (rc == ZKL_OK &&
-        (rc = zkl_lock_set_data(*out, id != NULL ? id : "",
-                                id != NULL ? strlen(id) : 0)) != ZKL_OK) {
-        zkl_lock_free(*out);
-        *out = NULL;
-    }
-    return rc;
 }
 
 int zkl_rwlock_new(zkl_lock_t **read_out, zkl_lock_t **write_out,
@@ -104,21 +128,21 @@ zkl_lock_kind_t zkl_lock_kind(const zkl_lock_t *lk)
 
 int zkl_lock_set_data(zkl_lock_t *lk, const void *data, size_t len)
 {
-    char *copy = NULL;
+    zkl__data_t *copy = NULL;
 
     if (lk == NULL || len > ZKL__DATA_MAX || (data == NULL && len > 0))
         return ZKL_EINVAL;
     if (lk->c == NULL)
         return ZKL_ECLOSED;
     if (data != NULL) {
-        if ((copy = zkl__malloc(len + 1)) == NULL)
+        if ((copy = zkl__malloc(sizeof *copy + len + 1)) == NULL)
             return ZKL_ENOMEM;
-        memcpy(copy, data, len);
-        copy[len] = '\0';
+        copy->len = (int)len;
+        memcpy(copy->bytes, data, len);
+        copy->bytes[len] = '\0';
     }
     zkl__free(lk->data);
     lk->data = copy;
-    lk->datalen = data != NULL ? (int)len : -1;
     return ZKL_OK;
 }
 
@@ -164,13 +188,15 @@ static int reenter(zkl_lock_t *lk, int ev)
 {
     zkl_client_t *c = lk->c;
 
-    if (zkl__evq_reserve_one(c) != ZKL_OK)
+    if (zkl__evq_promise(c, 0) != ZKL_OK)
         return ZKL_ENOMEM;
     if (ev == ZKL_LOCK_ACQUIRED)
         lk->reentered++;
     else
         lk->reentered--;
-    zkl__evq_push(c, ZKL__EV_LOCK, lk, ev, ZKL_OK);
+    if (zkl__op_queue(c, &lk->op, ev, ZKL_OK) == ZKL_OK &&
+        ev == ZKL_LOCK_ACQUIRED)
+        c->stats.grants++;
     zkl__kick(c);
     return ZKL_OK;
 }
@@ -197,17 +223,13 @@ void zkl_lock_free(zkl_lock_t *lk)
             zkl__att_detach(lk->att, 0, 0); /* the delete goes on */
         else if (lk->att != NULL)
             zkl__att_let_go(lk->att, 0, 0);
-        if (lk->nqueued > 0)
-            zkl__evq_purge(c, ZKL__EV_LOCK, lk, &lk->nqueued);
-        ZKL__UNLINK(&c->locks, lk);
+        zkl__op_remove(c, &lk->op);
         zkl__kick(c);
     }
     if (lk->pair != NULL)
         lk->pair->pair = NULL;
-    if (lk->sem != NULL) {
-        zkl__free(lk->sem->count_path);
-        zkl__free(lk->sem);
-    }
+    if (ZKL__RECIPE(lk)->handle_free != NULL)
+        ZKL__RECIPE(lk)->handle_free(lk);
     zkl__free(lk->data);
     zkl__free(lk);
 }
@@ -224,8 +246,8 @@ int zkl_lock_acquire(zkl_lock_t *lk, long timeout_ms)
     if (lk->att != NULL)
         return lk->att->goal == ZKL__GOAL_HOLD ? ZKL_EHELD : ZKL_EBUSY;
     lk->reentered = 0;
-    if (lk->sem != NULL)
-        return zkl_lease_acquire_all(&lk, 1, timeout_ms);
+    if (ZKL__RECIPE(lk)->acquire != NULL)
+        return ZKL__RECIPE(lk)->acquire(lk, timeout_ms);
     /* A write behind its own pair's read would wait for itself. */
     if (lk->kind == ZKL_KIND_WRITE && lk->pair != NULL &&
         lk->pair->att != NULL && lk->pair->att->goal != ZKL__GOAL_DELETE)

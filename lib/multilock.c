@@ -45,15 +45,14 @@ enum mgoal { MG_IDLE, MG_ACQUIRE, MG_HOLD, MG_RELEASE, MG_LOST };
 static void step(zkl_multi_t *m);
 
 /* Every change of goal goes through here: the client keeps count of the
- * acquires with a deadline, whose clock it must watch (see
- * zkl__multi_on_clock). */
+ * ops with a deadline, whose clock it must watch (multi_expire). */
 static void set_goal(zkl_multi_t *m, int goal)
 {
     int was = m->goal == MG_ACQUIRE && m->deadline != 0;
     int is = goal == MG_ACQUIRE && m->deadline != 0;
 
-    if (m->c != NULL)
-        m->c->nmulti_timed += (size_t)is - (size_t)was;
+    if (m->c != NULL && is != was)
+        zkl__ops_timed(m->c, is - was);
     m->goal = (uint8_t)goal;
 }
 
@@ -112,11 +111,9 @@ static void give_back(struct zkl__member *mb)
 
 static void queue(zkl_multi_t *m, int ev, int status)
 {
-    if (zkl__evq_push(m->c, ZKL__EV_MULTI, m, ev, status) == ZKL_OK) {
-        m->nqueued++;
-        if (ev == ZKL_LOCK_LOST)
-            m->lost_untold = 1;
-    }
+    if (zkl__op_queue(m->c, &m->op, ev, status) == ZKL_OK &&
+        ev == ZKL_LOCK_LOST)
+        m->lost_untold = 1;
 }
 
 /* The set's acquire ends without the set. */
@@ -307,9 +304,10 @@ static int fold(struct spec *v, size_t *n)
     return ZKL_OK;
 }
 
-void zkl__multi_deliver(zkl_multi_t *m, int ev, int status)
+static void multi_deliver(zkl__op_t *op, int ev, int status)
 {
-    m->nqueued--;
+    zkl_multi_t *m = (zkl_multi_t *)(void *)op;
+
     if (ev == ZKL_LOCK_LOST)
         m->lost_untold = 0;
     m->cb(m, (zkl_lock_event_t)ev, status, m->arg);
@@ -317,63 +315,60 @@ void zkl__multi_deliver(zkl_multi_t *m, int ev, int status)
 
 /* A deadline no member's own timeout watches: while the set waits for
  * a member it gave back to be deleted, say, no member acquire runs. */
-void zkl__multi_on_clock(zkl_client_t *c, uint64_t now)
+static uint64_t multi_deadline(const zkl__op_t *op)
 {
-    zkl_multi_t *m;
+    const zkl_multi_t *m = (const zkl_multi_t *)(const void *)op;
 
-    if (c->nmulti_timed == 0)
-        return;
-    for (m = c->multis; m != NULL; m = m->next)
-        if (m->goal == MG_ACQUIRE && m->deadline != 0 && now >= m->deadline)
-            fail(m, m->trylock ? ZKL_ECONNLOSS : ZKL_ETIMEDOUT);
+    return m->goal == MG_ACQUIRE ? m->deadline : 0;
 }
 
-uint64_t zkl__multi_next_deadline(const zkl_client_t *c)
+static void multi_expire(zkl__op_t *op, uint64_t now)
 {
-    const zkl_multi_t *m;
-    uint64_t next = 0;
+    zkl_multi_t *m = (zkl_multi_t *)(void *)op;
 
-    if (c->nmulti_timed == 0)
-        return 0;
-    for (m = c->multis; m != NULL; m = m->next)
-        if (m->goal == MG_ACQUIRE && m->deadline != 0 &&
-            (next == 0 || m->deadline < next))
-            next = m->deadline;
-    return next;
+    (void)now;
+    fail(m, m->trylock ? ZKL_ECONNLOSS : ZKL_ETIMEDOUT);
 }
 
 /* The client is closing: every set answers now, as a lock does, and its
  * members' own endings (which follow) change nothing. */
-void zkl__multi_close(zkl_client_t *c)
+static void multi_close(zkl__op_t *op)
 {
-    zkl_multi_t *m;
+    zkl_multi_t *m = (zkl_multi_t *)(void *)op;
 
-    for (m = c->multis; m != NULL; m = m->next) {
-        switch ((enum mgoal)m->goal) {
-        case MG_ACQUIRE:
-            queue(m, ZKL_LOCK_FAILED, ZKL_ECLOSED);
-            break;
-        case MG_HOLD:
-            queue(m, ZKL_LOCK_LOST, ZKL_ECLOSED);
-            break;
-        case MG_RELEASE:
-            queue(m, ZKL_LOCK_RELEASED, ZKL_ECLOSED);
-            break;
-        case MG_IDLE:
-        case MG_LOST:
-            break;
-        }
-        set_goal(m, MG_IDLE);
+    switch ((enum mgoal)m->goal) {
+    case MG_ACQUIRE:
+        queue(m, ZKL_LOCK_FAILED, ZKL_ECLOSED);
+        break;
+    case MG_HOLD:
+        queue(m, ZKL_LOCK_LOST, ZKL_ECLOSED);
+        break;
+    case MG_RELEASE:
+        queue(m, ZKL_LOCK_RELEASED, ZKL_ECLOSED);
+        break;
+    case MG_IDLE:
+    case MG_LOST:
+        break;
     }
+    set_goal(m, MG_IDLE);
 }
 
-void zkl__multi_teardown(zkl_client_t *c)
+/* The set outlives its client: the user frees it. */
+static void multi_teardown(zkl__op_t *op)
 {
-    zkl_multi_t *m;
-
-    for (m = c->multis; m != NULL; m = m->next)
-        m->c = NULL;
+    ((zkl_multi_t *)(void *)op)->c = NULL;
 }
+
+/* Room for two events: ACQUIRED may come with SUSPENDED. */
+static const zkl__opclass_t multi_class = {
+    .name = "multi-lock",
+    .deliver = multi_deliver,
+    .deadline = multi_deadline,
+    .expire = multi_expire,
+    .close = multi_close,
+    .teardown = multi_teardown,
+    .room = 2,
+};
 
 int zkl_multi_new(zkl_multi_t **out, zkl_client_t *c,
                   const char *const *paths, const zkl_lock_kind_t *kinds,
@@ -422,7 +417,7 @@ int zkl_multi_new(zkl_multi_t **out, zkl_client_t *c,
     m->arg = arg;
     for (i = 0; i < n && rc == ZKL_OK; i++) {
         m->m[i].m = m;
-        rc = zkl__lock_new(&m->m[i].lk, c, v[i].path, v[i].kind, member_cb,
+        rc = zkl__lock_new(&m->m[i].lk, c, v[i].path, v[i].kind, 0, member_cb,
                            &m->m[i]);
         if (rc == ZKL_OK) {
             m->m[i].lk->notify_queued = 1;
@@ -430,8 +425,7 @@ int zkl_multi_new(zkl_multi_t **out, zkl_client_t *c,
         }
     }
     zkl__free(v);
-    ZKL__PUSH(&c->multis, m);
-    c->nmultis++;
+    zkl__op_add(c, &m->op, &multi_class);
     if (rc != ZKL_OK) {
         zkl_multi_free(m);
         return rc;
@@ -453,10 +447,7 @@ void zkl_multi_free(zkl_multi_t *m)
         zkl_lock_free(m->m[i].lk);
     if (c != NULL) {
         set_goal(m, MG_IDLE);
-        if (m->nqueued > 0)
-            zkl__evq_purge(c, ZKL__EV_MULTI, m, &m->nqueued);
-        ZKL__UNLINK(&c->multis, m);
-        c->nmultis--;
+        zkl__op_remove(c, &m->op);
         c->kicks_held--;
         zkl__kick(c);
     }
@@ -518,7 +509,7 @@ int zkl_multi_acquire(zkl_multi_t *m, long timeout_ms)
         return ZKL_EHELD;
     if ((m->goal != MG_IDLE && m->goal != MG_LOST) || lost_untold(m))
         return ZKL_EBUSY;
-    if ((rc = zkl__evq_reserve_one(m->c)) != ZKL_OK)
+    if ((rc = zkl__evq_promise(m->c, 0)) != ZKL_OK)
         return rc;
     /* A try-lock answers within a session timeout, as a lock's does. */
     m->trylock = timeout_ms == 0;

@@ -1,4 +1,5 @@
-/* Paths and node names: validation, Curator's naming and ordering. */
+/* Paths and node names: validation, the uuid and sequence of our own
+ * nodes (their order, by the kinds' tags, is recipes.c's). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -180,33 +181,6 @@ void zkl__uuid(char out[ZKL__UUID_LEN + 1])
     out[o] = '\0';
 }
 
-/* Curator's standardFixForSorting: the text after the last tag, else s. */
-static const char *after_last(const char *s, const char *tag, size_t len)
-{
-    const char *p = s, *last = NULL;
-
-    while ((p = strstr(p, tag)) != NULL) {
-        last = p;
-        p++;
-    }
-    return last != NULL ? last + len : s;
-}
-
-const char *zkl__sort_key(const char *name)
-{
-    const char *k = after_last(name, "lock-", 5);
-
-    /* Fast path: a mutex node's key is its digits, which hold no tag. */
-    if (k != name)
-        return k;
-    k = after_last(k, "__READ__", 8);
-    k = after_last(k, "__WRIT__", 8);
-    if (k != name)
-        return k;
-    k = after_last(name, "lease-", 6);
-    return k != name ? k : after_last(name, "latch-", 6);
-}
-
 uint32_t zkl__seq_of(const char *name)
 {
     const char *k = zkl__sort_key(name);
@@ -223,18 +197,17 @@ uint32_t zkl__seq_of(const char *name)
     return k[i] == '\0' && v < UINT32_MAX ? (uint32_t)v : UINT32_MAX;
 }
 
-size_t zkl__own_name_len(const char *name, int kind)
+size_t zkl__own_name_len(const char *name, const char *tag, size_t taglen)
 {
-    const zkl__recipe_t *r = zkl__recipe(kind);
-    const char *s = name + ZKL__PREFIX_LEN + r->taglen;
+    const char *s = name + ZKL__PREFIX_LEN + taglen;
     char again[16];
     size_t n;
     long v;
 
     if (strncmp(name, "_c_", 3) != 0 ||
-        strnlen(name, ZKL__NAME_MAX + 1) < ZKL__PREFIX_LEN + r->taglen +
+        strnlen(name, ZKL__NAME_MAX + 1) < ZKL__PREFIX_LEN + taglen +
                                                ZKL__SEQ_LEN ||
-        strncmp(name + ZKL__PREFIX_LEN, r->tag, r->taglen) != 0)
+        strncmp(name + ZKL__PREFIX_LEN, tag, taglen) != 0)
         return 0;
     /* Exactly what %010d prints for a 32-bit int, nothing else: parse
      * and print again. */
@@ -245,12 +218,5 @@ size_t zkl__own_name_len(const char *name, int kind)
     if (v < INT32_MIN || v > INT32_MAX)
         return 0;
     snprintf(again, sizeof again, "%010d", (int)v);
-    return strcmp(again, s) == 0 ? ZKL__PREFIX_LEN + r->taglen + n : 0;
-}
-
-int zkl__name_cmp(const char *a, const char *b)
-{
-    int r = strcmp(zkl__sort_key(a), zkl__sort_key(b));
-
-    return r != 0 ? r : strcmp(a, b);
+    return strcmp(again, s) == 0 ? ZKL__PREFIX_LEN + taglen + n : 0;
 }

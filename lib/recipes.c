@@ -1,6 +1,6 @@
-/* Recipes: the tag and the decision that make an attempt machine a mutex,
- * one side of a read/write lock or a semaphore's lease, and the kind of
- * a child by its tag. */
+/* The recipe table (one entry per kind of lock node, see internal.h),
+ * the entries of the mutex and of the read/write lock's sides, and the
+ * kind of a child by its tag. */
 #include <stddef.h>
 #include <string.h>
 
@@ -21,6 +21,40 @@ zkl_lock_kind_t zkl__kind_of(const char *name)
     if (strstr(name, "latch-") != NULL)
         return ZKL_KIND_LATCH;
     return ZKL_KIND_OTHER;
+}
+
+/* Curator's standardFixForSorting: the text after the last tag, else s. */
+static const char *after_last(const char *s, const char *tag, size_t len)
+{
+    const char *p = s, *last = NULL;
+
+    while ((p = strstr(p, tag)) != NULL) {
+        last = p;
+        p++;
+    }
+    return last != NULL ? last + len : s;
+}
+
+const char *zkl__sort_key(const char *name)
+{
+    const char *k = after_last(name, "lock-", 5);
+
+    /* Fast path: a mutex node's key is its digits, which hold no tag. */
+    if (k != name)
+        return k;
+    k = after_last(k, "__READ__", 8);
+    k = after_last(k, "__WRIT__", 8);
+    if (k != name)
+        return k;
+    k = after_last(name, "lease-", 6);
+    return k != name ? k : after_last(name, "latch-", 6);
+}
+
+int zkl__name_cmp(const char *a, const char *b)
+{
+    int r = strcmp(zkl__sort_key(a), zkl__sort_key(b));
+
+    return r != 0 ? r : strcmp(a, b);
 }
 
 /* A semaphore keeps its mutex and its leases in these two children. */
@@ -48,7 +82,8 @@ static const char *nearest_before(const struct String_vector *sv,
     return pred;
 }
 
-int zkl__write_before(const struct String_vector *sv, const char *node)
+/* 1 when a write node sorts before node in the listing. */
+static int write_before(const struct String_vector *sv, const char *node)
 {
     return nearest_before(sv, node, ZKL_KIND_WRITE) != NULL;
 }
@@ -58,8 +93,8 @@ int zkl__write_before(const struct String_vector *sv, const char *node)
  * order is Curator's (zkl__name_cmp), so Curator's nodes queue with ours.
  * A writer of a read/write lock decides the same way, over readers and
  * writers. */
-static const char *pred_blocker(const struct String_vector *sv,
-                                const char *me)
+const char *zkl__pred_blocker(const struct String_vector *sv,
+                              const char *me)
 {
     return nearest_before(sv, me, -1);
 }
@@ -93,35 +128,44 @@ static int rw_foreign(const char *name)
            k == ZKL_KIND_LATCH || semaphore_child(name);
 }
 
-/* Curator's LeaderLatch sorts every child by the text after "latch-":
- * only latch nodes order the same way for both. */
-static int latch_foreign(const char *name)
+/* A reader whose blocker has no write node before it waits on the last
+ * node in its way. */
+static int read_last_blocker(const struct String_vector *sv,
+                             const char *pred)
 {
-    return zkl__kind_of(name) != ZKL_KIND_LATCH;
+    return !write_before(sv, pred);
 }
 
-/* Curator counts every child of the leases node as a lease, whatever its
- * name: so does a lease here (semaphore.c), and nothing is foreign. */
-static int lease_foreign(const char *name)
-{
-    (void)name;
-    return 0;
-}
+/* The mutex and the two sides of a read/write lock; the latch's and the
+ * lease's entries are in their own files (latch.c, semaphore.c). */
+static const zkl__recipe_t mutex_recipe = {
+    .name = "mutex", .tag = "-lock-", .taglen = 6, .subdir = "",
+    .blocker = zkl__pred_blocker, .chain = 1, .foreign = mutex_foreign,
+    .tells_place = 1,
+};
+static const zkl__recipe_t read_recipe = {
+    .name = "read", .tag = "-__READ__", .taglen = 9, .subdir = "",
+    .blocker = read_blocker, .foreign = rw_foreign,
+    .last_blocker = read_last_blocker, .shared_blocker = 1,
+    .tells_place = 1,
+};
+static const zkl__recipe_t write_recipe = {
+    .name = "write", .tag = "-__WRIT__", .taglen = 9, .subdir = "",
+    .blocker = zkl__pred_blocker, .foreign = rw_foreign, .tells_place = 1,
+};
 
-/* A latch is a mutex by another tag: the first node leads, the others
- * wait each on the node before it, as Curator's LeaderLatch does. */
-static const zkl__recipe_t recipes[] = {
-    [ZKL_KIND_MUTEX] = {"mutex", "-lock-", 6, pred_blocker, 1, mutex_foreign},
-    [ZKL_KIND_READ] = {"read", "-__READ__", 9, read_blocker, 0, rw_foreign},
-    [ZKL_KIND_WRITE] = {"write", "-__WRIT__", 9, pred_blocker, 0, rw_foreign},
-    [ZKL_KIND_LEASE] = {"lease", "-lease-", 7, NULL, 0, lease_foreign},
-    [ZKL_KIND_LATCH] = {"latch", "-latch-", 7, pred_blocker, 1, latch_foreign},
+static const zkl__recipe_t *const recipes[] = {
+    [ZKL_KIND_MUTEX] = &mutex_recipe,
+    [ZKL_KIND_READ] = &read_recipe,
+    [ZKL_KIND_WRITE] = &write_recipe,
+    [ZKL_KIND_LEASE] = &zkl__lease_recipe,
+    [ZKL_KIND_LATCH] = &zkl__latch_recipe,
 };
 
 const zkl__recipe_t *zkl__recipe(int kind)
 {
-    return &recipes[kind >= 0 && kind <= ZKL_KIND_LATCH &&
-                            kind != ZKL_KIND_OTHER
-                        ? kind
-                        : ZKL_KIND_MUTEX];
+    return recipes[kind >= 0 && kind <= ZKL_KIND_LATCH &&
+                           kind != ZKL_KIND_OTHER
+                       ? kind
+                       : ZKL_KIND_MUTEX];
 }

@@ -40,6 +40,17 @@
 
 #include "internal.h"
 
+/* A lease handle's part (zkl__semconf_t) lives in the handle's own
+ * block, after its path. */
+#define LEASE(lk) ((zkl__semconf_t *)zkl__lock_extra(lk))
+
+static int is_lease(const zkl_lock_t *lk)
+{
+    return lk != NULL && lk->kind == ZKL_KIND_LEASE;
+}
+
+static const zkl__opclass_t sem_class;
+
 #define SEM(data) ((zkl__sem_t *)(uintptr_t)(data))
 
 /* Count node reads that find no node, or a node deleted as fast as it is
@@ -57,7 +68,6 @@ static int rec_check(zkl__sem_t *g, const struct String_vector *sv);
 int zkl_lease_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
                   int max_leases, zkl_lock_cb cb, void *arg)
 {
-    zkl__semconf_t *sc;
     int rc;
 
     if (out != NULL)
@@ -67,15 +77,10 @@ int zkl_lease_new(zkl_lock_t **out, zkl_client_t *c, const char *path,
     /* Room for the "/leases" child under the path. */
     if (path != NULL && strlen(path) + 7 > ZKL_PATH_MAX)
         return ZKL_EBADPATH;
-    if ((sc = zkl__calloc(1, sizeof *sc)) == NULL)
-        return ZKL_ENOMEM;
-    if ((rc = zkl__lock_new(out, c, path, ZKL_KIND_LEASE, cb, arg)) !=
-        ZKL_OK) {
-        zkl__free(sc);
+    if ((rc = zkl__lock_new(out, c, path, ZKL_KIND_LEASE,
+                            sizeof(zkl__semconf_t), cb, arg)) != ZKL_OK)
         return rc;
-    }
-    sc->max = max_leases;
-    (*out)->sem = sc;
+    LEASE(*out)->max = max_leases;
     return ZKL_OK;
 }
 
@@ -84,7 +89,7 @@ int zkl_lease_set_count(zkl_lock_t *lk, const char *count_path)
     char *copy = NULL;
     int rc;
 
-    if (lk == NULL || lk->sem == NULL)
+    if (!is_lease(lk))
         return ZKL_EINVAL;
     if (lk->c == NULL)
         return ZKL_ECLOSED;
@@ -94,27 +99,27 @@ int zkl_lease_set_count(zkl_lock_t *lk, const char *count_path)
         if ((copy = zkl__strdup(count_path)) == NULL)
             return ZKL_ENOMEM;
     }
-    zkl__free(lk->sem->count_path);
-    lk->sem->count_path = copy;
+    zkl__free(LEASE(lk)->count_path);
+    LEASE(lk)->count_path = copy;
     return ZKL_OK;
 }
 
 int zkl_lease_limit(const zkl_lock_t *lk)
 {
-    return lk != NULL && lk->sem != NULL ? lk->sem->max : 0;
+    return is_lease(lk) ? LEASE(lk)->max : 0;
 }
 
 int zkl_lease_recorded_limit(const zkl_lock_t *lk)
 {
-    return lk != NULL && lk->sem != NULL ? lk->sem->seen : 0;
+    return is_lease(lk) ? LEASE(lk)->seen : 0;
 }
 
 static int same_semaphore(const zkl_lock_t *a, const zkl_lock_t *b)
 {
-    const char *x = a->sem->count_path, *y = b->sem->count_path;
+    const char *x = LEASE(a)->count_path, *y = LEASE(b)->count_path;
 
     return a->c == b->c && strcmp(a->path, b->path) == 0 &&
-           a->sem->max == b->sem->max &&
+           LEASE(a)->max == LEASE(b)->max &&
            ((x == NULL && y == NULL) ||
             (x != NULL && y != NULL && strcmp(x, y) == 0));
 }
@@ -129,7 +134,7 @@ static int check_set(zkl_lock_t *const *v, size_t n)
     for (i = 0; i < n; i++) {
         const zkl_lock_t *lk = v[i];
 
-        if (lk == NULL || lk->sem == NULL)
+        if (!is_lease(lk))
             return ZKL_EINVAL;
         if (lk->c == NULL || lk->c->freeing || lk->c->closing)
             return ZKL_ECLOSED;
@@ -143,7 +148,7 @@ static int check_set(zkl_lock_t *const *v, size_t n)
             if (v[j] == lk)
                 return ZKL_EINVAL;
     }
-    if (v[0]->sem->count_path == NULL && n > (size_t)v[0]->sem->max)
+    if (LEASE(v[0])->count_path == NULL && n > (size_t)LEASE(v[0])->max)
         return ZKL_EINVAL; /* could never be granted */
     return ZKL_OK;
 }
@@ -168,7 +173,7 @@ static void sem_end(zkl__sem_t *g)
         return;
     g->done = 1;
     for (i = 0; i < g->n; i++)
-        g->members[i]->sem->grp = NULL;
+        LEASE(g->members[i])->grp = NULL;
     g->mutex = NULL;
     /* Called from inside other calls (a member's let_go): the public
      * calls below must not settle the client now, so they only record;
@@ -180,7 +185,7 @@ static void sem_end(zkl__sem_t *g)
         zkl_lock_free(m);
     }
     c->depth--;
-    ZKL__UNLINK(&c->sems, g);
+    zkl__op_remove(c, &g->op);
     if (g->inflight == 0)
         sem_free(g);
 }
@@ -204,9 +209,9 @@ static void sem_fail(zkl__sem_t *g, const zkl__att_t *skip, int status)
     sem_end(g);
 }
 
-void zkl__sem_abandon(zkl__att_t *a, int status)
+static void lease_abandon(zkl__att_t *a, int status)
 {
-    zkl__sem_t *g = a->lk->sem->grp;
+    zkl__sem_t *g = LEASE(a->lk)->grp;
 
     if (g != NULL && !g->done)
         sem_fail(g, a, status);
@@ -233,20 +238,20 @@ int zkl_lease_acquire_all(zkl_lock_t *const *v, size_t n, long timeout_ms)
     memcpy(mpath + plen, "/locks", sizeof "/locks");
     g->c = c;
     g->n = n;
-    g->max = v[0]->sem->max;
-    g->max_known = v[0]->sem->count_path == NULL;
+    g->max = LEASE(v[0])->max;
+    g->max_known = LEASE(v[0])->count_path == NULL;
     g->deadline = timeout_ms > 0 ? zkl__now_ms() + (uint64_t)timeout_ms : 0;
     g->trylock = timeout_ms == 0;
     g->rec_state = g->max_known ? ZKL__REC_NONE : ZKL__REC_OFF;
-    rc = zkl__lock_new(&g->mutex, c, mpath, ZKL_KIND_MUTEX, sem_mutex_cb, g);
+    rc = zkl__lock_new(&g->mutex, c, mpath, ZKL_KIND_MUTEX, 0, sem_mutex_cb, g);
     zkl__free(mpath);
-    if (rc == ZKL_OK && v[0]->sem->count_path != NULL &&
-        (g->count_path = zkl__strdup(v[0]->sem->count_path)) == NULL)
+    if (rc == ZKL_OK && LEASE(v[0])->count_path != NULL &&
+        (g->count_path = zkl__strdup(LEASE(v[0])->count_path)) == NULL)
         rc = ZKL_ENOMEM;
     /* Each lease waits, uncreated and unsent, until the mutex is ours;
      * none is part of the acquire until all exist. */
     for (i = 0; rc == ZKL_OK && i < n; i++)
-        if ((v[i]->att = zkl__att_new_lease(c, v[i], timeout_ms)) == NULL)
+        if ((v[i]->att = zkl__att_new_parked(c, v[i], timeout_ms)) == NULL)
             rc = ZKL_ENOMEM;
     if (rc == ZKL_OK)
         rc = zkl_lock_acquire(g->mutex, timeout_ms);
@@ -261,24 +266,23 @@ int zkl_lease_acquire_all(zkl_lock_t *const *v, size_t n, long timeout_ms)
         return rc;
     }
     for (i = 0; i < n; i++) {
-        v[i]->sem->grp = g;
-        v[i]->sem->seen = 0;
+        LEASE(v[i])->grp = g;
+        LEASE(v[i])->seen = 0;
         g->members[i] = v[i];
     }
-    ZKL__PUSH(&c->sems, g);
+    zkl__op_add(c, &g->op, &sem_class);
     if (g->count_path != NULL) {
         g->count_wanted = 1;
-        c->sem_work = 1;
+        zkl__ops_want_run(c);
     }
     zkl__kick(c);
     return ZKL_OK;
 }
 
 /* Leases may add nodes only while their acquire holds the mutex. */
-int zkl__sem_may_create(const zkl__att_t *a)
+static int lease_may_create(const zkl__att_t *a)
 {
-    const zkl__sem_t *g =
-        a->lk != NULL && a->lk->sem != NULL ? a->lk->sem->grp : NULL;
+    const zkl__sem_t *g = a->lk != NULL ? LEASE(a->lk)->grp : NULL;
 
     return g != NULL && !g->done && g->mutex != NULL &&
            zkl_lock_is_held(g->mutex);
@@ -324,7 +328,7 @@ static int sem_renew(zkl__sem_t *g, long timeout)
     g->ok = 0;
     for (i = 0; i < g->n; i++) {
         zkl_lock_t *lk = g->members[i];
-        zkl__att_t *old = lk->att, *a = zkl__att_new_lease(g->c, lk, timeout);
+        zkl__att_t *old = lk->att, *a = zkl__att_new_parked(g->c, lk, timeout);
 
         if (a == NULL)
             return ZKL_ENOMEM; /* the old one stays: sem_fail ends it */
@@ -397,9 +401,9 @@ static int listed(const struct String_vector *sv, const char *name)
  * the limit in all (Curator counts every child, whatever its name). A
  * node of the set that the listing lacks was deleted by someone else: it
  * is created again. Over the limit, a waits for the leases to change. */
-void zkl__sem_decide(zkl__att_t *a, const struct String_vector *sv)
+static void lease_decide(zkl__att_t *a, const struct String_vector *sv)
 {
-    zkl__sem_t *g = a->lk->sem->grp;
+    zkl__sem_t *g = LEASE(a->lk)->grp;
     int all = 1;
     size_t i;
 
@@ -449,7 +453,7 @@ void zkl__sem_decide(zkl__att_t *a, const struct String_vector *sv)
                 m->flags |= ZKL__F_AT_HEAD;
                 zkl__wtab_remove(g->c, m);
             }
-            zkl__att_after_reply(a, ZKL__NEXT_SEM);
+            zkl__att_after_reply(a, ZKL__NEXT_RECIPE);
             return;
         }
         /* The missing lease's own listing decides. */
@@ -472,9 +476,9 @@ void zkl__sem_decide(zkl__att_t *a, const struct String_vector *sv)
  * every lease of the set at once, when each is idle with its node and
  * fencing token known, and the bound on the server's last touch is
  * fresh (see grant() in attempt.c); else get there first. */
-void zkl__sem_step(zkl__att_t *a)
+static void lease_step(zkl__att_t *a)
 {
-    zkl__sem_t *g = a->lk != NULL ? a->lk->sem->grp : NULL;
+    zkl__sem_t *g = a->lk != NULL ? LEASE(a->lk)->grp : NULL;
     size_t i;
     int wait = 0;
 
@@ -536,7 +540,7 @@ static int count_answered(zkl__sem_t *g)
 static void count_retry(zkl__sem_t *g)
 {
     g->count_wanted = 1;
-    g->c->sem_work = 1;
+    zkl__ops_want_run(g->c);
 }
 
 static void count_got(zkl__sem_t *g, const char *value, int len)
@@ -637,7 +641,7 @@ static void count_create(zkl__sem_t *g)
     zkl_client_t *c = g->c;
     char tmp[ZKL_PATH_MAX + 1], seed[4];
     size_t len = strlen(g->count_path), i;
-    uint32_t v = (uint32_t)g->members[0]->sem->max;
+    uint32_t v = (uint32_t)LEASE(g->members[0])->max;
 
     if (zkl__fence_up(c)) {
         count_retry(g); /* from the read, once requests go again */
@@ -749,7 +753,7 @@ static void rec_known(zkl__sem_t *g, int rec, int32_t version)
     g->rec = rec;
     g->rec_version = version;
     for (i = 0; i < g->n; i++)
-        g->members[i]->sem->seen = rec > 0 ? rec : 0;
+        LEASE(g->members[i])->seen = rec > 0 ? rec : 0;
 }
 
 /* The semaphore's mutex is ours: read the record (once the request
@@ -761,7 +765,7 @@ static void rec_start(zkl__sem_t *g)
         return;
     g->rec_state = ZKL__REC_READ;
     g->rec_rounds = 0;
-    g->c->sem_work = 1;
+    zkl__ops_want_run(g->c);
 }
 
 /* The check cannot be made here (an ACL, a node that keeps vanishing):
@@ -823,7 +827,7 @@ static int rec_check(zkl__sem_t *g, const struct String_vector *sv)
         return -1;
     }
     g->rec_state = ZKL__REC_WRITE;
-    g->c->sem_work = 1;
+    zkl__ops_want_run(g->c);
     return 0;
 }
 
@@ -839,7 +843,7 @@ static void rec_settled(zkl__sem_t *g)
         zkl__att_t *m = g->members[i]->att;
 
         if (m != NULL && m->goal == ZKL__GOAL_ACQUIRE && idle(m)) {
-            zkl__att_schedule(m, ZKL__NEXT_SEM);
+            zkl__att_schedule(m, ZKL__NEXT_RECIPE);
             return;
         }
     }
@@ -861,7 +865,7 @@ static int rec_answered(zkl__sem_t *g, int rc, int flying)
         return 1;
     if (g->rec_state != flying) {
         if (g->rec_state == ZKL__REC_READ || g->rec_state == ZKL__REC_WRITE)
-            c->sem_work = 1;
+            zkl__ops_want_run(c);
         return 1;
     }
     return 0;
@@ -872,7 +876,7 @@ static int rec_answered(zkl__sem_t *g, int rc, int flying)
 static void rec_reread(zkl__sem_t *g)
 {
     g->rec_state = ZKL__REC_READ;
-    g->c->sem_work = 1;
+    zkl__ops_want_run(g->c);
 }
 
 static void rec_read_done(int rc, const char *value, int len,
@@ -977,7 +981,7 @@ static void rec_resolve(zkl_client_t *c, void *rec, void *aux)
     }
     if (!g->done && !c->closing &&
         (g->rec_state == ZKL__REC_READ || g->rec_state == ZKL__REC_WRITE))
-        c->sem_work = 1;
+        zkl__ops_want_run(c);
 }
 
 /* Counts a record request: 1 when the ZooKeeper client took it or may
@@ -1009,7 +1013,7 @@ static int rec_sent(zkl__sem_t *g, int rc, int flying)
 static int rec_unsent(zkl__sem_t *g, const char *what, int rc)
 {
     if (zkl__rc_class(rc) == ZKL__RC_GONE) {
-        g->c->sem_work = 1; /* the session handling brings a new handle */
+        zkl__ops_want_run(g->c); /* the session handling brings a new handle */
         return 1;
     }
     rec_off(g, what, rc);
@@ -1035,57 +1039,89 @@ static void rec_write(zkl__sem_t *g)
         rec_settled(g);
 }
 
-/* From the step loop: the count reads that are due, when connected. */
-void zkl__sem_run(zkl_client_t *c)
+/* The count reads and record requests that are due: the client calls
+ * this once requests may go. Each may end g: nothing of g's after. */
+static void sem_run(zkl__op_t *op)
 {
-    zkl__sem_t *g, *nx;
+    zkl__sem_t *g = (zkl__sem_t *)(void *)op;
 
-    if (!zkl__is_connected(c))
+    if (g->done)
         return;
-    c->sem_work = 0;
-    for (g = c->sems; g != NULL && !zkl__fence_up(c); g = nx) {
-        nx = g->next;
-        if (g->done)
-            continue;
-        /* Each may end g: nothing of g's after them. */
-        if (g->count_wanted)
-            count_read(g);
-        else if (g->rec_out == 0 && g->rec_state == ZKL__REC_READ)
-            rec_read(g);
-        else if (g->rec_out == 0 && g->rec_state == ZKL__REC_WRITE)
-            rec_write(g);
-    }
+    if (g->count_wanted)
+        count_read(g);
+    else if (g->rec_out == 0 && g->rec_state == ZKL__REC_READ)
+        rec_read(g);
+    else if (g->rec_out == 0 && g->rec_state == ZKL__REC_WRITE)
+        rec_write(g);
 }
 
 /* The count node changed (or went): read it again. */
-void zkl__sem_on_watch(zkl_client_t *c, const char *path)
+static void sem_watch(zkl__op_t *op, int type, const char *path)
 {
-    zkl__sem_t *g;
+    zkl__sem_t *g = (zkl__sem_t *)(void *)op;
 
-    for (g = c->sems; g != NULL; g = g->next) {
-        if (g->count_path != NULL && !g->done &&
-            strcmp(g->count_path, path) == 0)
-            count_retry(g);
-    }
+    (void)type;
+    if (g->count_path != NULL && !g->done &&
+        strcmp(g->count_path, path) == 0)
+        count_retry(g);
 }
 
 /* A new session has none of the old one's watches: read (and watch)
- * the count nodes again. */
-void zkl__sem_on_session_gone(zkl_client_t *c)
+ * the count node again. */
+static void sem_session_gone(zkl__op_t *op)
 {
-    zkl__sem_t *g;
+    zkl__sem_t *g = (zkl__sem_t *)(void *)op;
 
-    for (g = c->sems; g != NULL; g = g->next)
-        if (g->count_path != NULL && !g->done)
-            count_retry(g);
+    if (g->count_path != NULL && !g->done)
+        count_retry(g);
 }
 
 /* The client is going (closing, before any callback of the teardown):
- * the leases are answered one by one by the teardown, so the acquires
- * let go of them now, while every handle still exists; a record that a
+ * the leases are answered one by one by the teardown, so the acquire
+ * lets go of them now, while every handle still exists; a record that a
  * count read still carries goes with that read's ZCLOSING. */
-void zkl__sem_teardown(zkl_client_t *c)
+static void sem_close(zkl__op_t *op)
 {
-    while (c->sems != NULL)
-        sem_end(c->sems);
+    sem_end((zkl__sem_t *)(void *)op);
 }
+
+/* No events of its own (its news reach the user through its leases'
+ * handles), and off the list once the close has ended it. */
+static const zkl__opclass_t sem_class = {
+    .name = "semaphore acquire",
+    .run = sem_run,
+    .watch = sem_watch,
+    .session_gone = sem_session_gone,
+    .close = sem_close,
+};
+
+/* zkl_lock_acquire() of a lease handle: a set of one. */
+static int lease_acquire(zkl_lock_t *lk, long timeout_ms)
+{
+    return zkl_lease_acquire_all(&lk, 1, timeout_ms);
+}
+
+static void lease_handle_free(zkl_lock_t *lk)
+{
+    zkl__free(LEASE(lk)->count_path);
+}
+
+/* Curator counts every child of the leases node as a lease, whatever its
+ * name: so does a lease here (lease_decide), and nothing is foreign. */
+static int lease_foreign(const char *name)
+{
+    (void)name;
+    return 0;
+}
+
+/* A lease sorts by the text after "lease-" (Curator's), waits for the
+ * leases to change rather than for one node, and is granted by its
+ * acquire, together with the rest of its set. */
+const zkl__recipe_t zkl__lease_recipe = {
+    .name = "lease", .tag = "-lease-", .taglen = 7,
+    .subdir = "/leases", .subdirlen = 7,
+    .foreign = lease_foreign, .waits_on_children = 1,
+    .may_create = lease_may_create, .decide = lease_decide,
+    .step = lease_step, .abandon = lease_abandon,
+    .acquire = lease_acquire, .handle_free = lease_handle_free,
+};
