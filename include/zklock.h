@@ -250,7 +250,8 @@ typedef void (*zkl_conn_cb)(zkl_client_t *c, zkl_conn_event_t ev,
 ZKL_EXTERN const char *zkl_conn_event_name(zkl_conn_event_t ev);
 
 /* Options are a builder: create, set, pass to zkl_client_new() (which
- * copies what it needs), free. Owner: the caller. */
+ * copies what it needs), free. Owner: the caller. Errors: ZKL_EINVAL
+ * (out is NULL), ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_options_new(zkl_options_t **out);
 ZKL_EXTERN void zkl_options_free(zkl_options_t *o);
 /* "host:port,host:port,..." (IP literals recommended: the ZooKeeper
@@ -780,7 +781,9 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock_t *lk);
  * Waiting survives connection loss and session expiry (it re-queues).
  * Callback: exactly one ZKL_LOCK_ACQUIRED or ZKL_LOCK_FAILED.
  * Errors: ZKL_EINVAL, ZKL_EHELD, ZKL_EBUSY (acquire or release pending),
- * ZKL_ECLOSED, ZKL_ENOMEM, ZKL_EAUTH. */
+ * ZKL_ECLOSED, ZKL_ENOMEM, ZKL_EAUTH; ZKL_EUPGRADE for the write side of
+ * a read/write pair whose read side holds or waits; for a lease, also
+ * the errors of zkl_lease_acquire_all(). */
 ZKL_EXTERN int zkl_lock_acquire(zkl_lock_t *lk, long timeout_ms);
 
 /* Cancels a pending acquire: its callback gets ZKL_LOCK_FAILED /

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Each declaration in a man page's SYNOPSIS, word for word the header's;
-and every ZKL_ name the page uses (error codes, events, states, kinds,
-macros) one the headers define.
+every ZKL_ name the page uses (error codes, events, states, kinds,
+macros) one the headers define; each function's ERRORS entry the very
+codes its header comment's "Errors:" names; and every value the page
+gives a ZKL_ name, "ZKL_X (N)", the header's.
 
     man-prototypes.py MANPAGE HEADER...
 
@@ -98,6 +100,49 @@ def header_names(paths):
     return names
 
 
+def header_errors(paths):
+    """Function -> the ZKL_E codes named after "Errors:" in the comment
+    that stands right above its declaration (or its group's)."""
+    errs = {}
+    for path in paths:
+        src = open(path).read()
+        for m in re.finditer(r"/\*((?:(?!\*/).)*?)\*/\s*((?:ZKL_EXTERN[^;]*;\s*)+)",
+                             src, re.S):
+            com, decls = m.group(1), m.group(2)
+            i = com.find("Errors:")
+            if i < 0:
+                continue
+            codes = set(re.findall(r"ZKL_E[A-Z]+", com[i:]))
+            for n in re.findall(r"(zkl_\w+)\s*\(", decls):
+                errs[n] = codes
+    return errs
+
+
+def header_values(paths):
+    vals = {}
+    for path in paths:
+        src = open(path).read()
+        for m in re.finditer(r"#define\s+(ZKL_\w+)\s+\(?(-?\d+)", src):
+            vals[m.group(1)] = m.group(2)
+        for m in re.finditer(r"\b(ZKL_\w+)\s*=\s*(-?\d+)", src):
+            vals[m.group(1)] = m.group(2)
+    return vals
+
+
+def errors_entries(text):
+    """(function, codes) per .TP entry of the ERRORS section."""
+    if "\n.SH ERRORS" not in text:
+        return []
+    sec = text.split("\n.SH ERRORS", 1)[1].split("\n.SH ", 1)[0]
+    out = []
+    for ent in sec.split(".TP\n")[1:]:
+        head, _, body = ent.partition("\n")
+        codes = set(re.findall(r"ZKL_E[A-Z]+", body))
+        for f in re.findall(r"(zkl_\w+) \(\)", head):
+            out.append((f, codes))
+    return out
+
+
 def main():
     page, headers = sys.argv[1], sys.argv[2:]
     known = header_decls(headers)
@@ -108,6 +153,23 @@ def main():
     for n in sorted(set(re.findall(r"\b(ZKL_[A-Z0-9_]*[A-Z0-9])\b", text))):
         if n not in defined:
             print("%s: names %s, which no header defines" % (page, n))
+            bad = 1
+    errs = header_errors(headers)
+    for f, codes in errors_entries(text):
+        if f not in errs:
+            print("%s: ERRORS lists %s, whose header comment has no "
+                  "\"Errors:\"" % (page, f))
+            bad = 1
+        elif codes != errs[f]:
+            print("%s: %s: ERRORS names %s; the header %s" %
+                  (page, f, " ".join(sorted(codes)) or "none",
+                   " ".join(sorted(errs[f])) or "none"))
+            bad = 1
+    vals = header_values(headers)
+    for m in re.finditer(r"\b(ZKL_[A-Z0-9_]+)\s*\n?\(([-\d,]+)\)", text):
+        n, v = m.group(1), m.group(2).replace(",", "")
+        if n in vals and vals[n] != v:
+            print("%s: gives %s as %s; the header %s" % (page, n, v, vals[n]))
             bad = 1
     for d in synopsis_decls(page):
         n = name_of(d)

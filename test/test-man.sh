@@ -3,9 +3,13 @@
 # without a single warning (what lintian runs), has its sections, names
 # only pages that exist; every public function (ZKL_EXTERN in
 # include/*.h) is in exactly one page's SYNOPSIS and in that page's
-# NAME; each prototype a SYNOPSIS prints is the header's, word for word
-# (test/man-prototypes.py); man/local.mk installs every page; and the alias pages install,
-# render with "man -l" and uninstall without a trace.
+# NAME; and a page cannot disagree with the header where the two can be
+# compared (test/man-prototypes.py): each prototype a SYNOPSIS prints is
+# the header's, word for word, each ERRORS entry names the very codes of
+# the function's "Errors:" in the header, each value a page gives a
+# ZKL_ name is the header's, and each ZKL_ name it uses is defined.
+# man/local.mk installs every page; and the alias pages install, render
+# with "man -l" and uninstall without a trace.
 set -u
 SUITE=man
 # lib.sh wants the suite's server; these tests do not use it.
