@@ -1366,7 +1366,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
     /* Another kind of lock on this path orders the queue its own way:
      * neither could honour the other. */
     for (i = 0; i < sv->count; i++) {
-        if (att_recipe(a)->foreign(sv->data[i])) {
+        if (att_recipe(a)->foreign(att_recipe(a), sv->data[i])) {
             ZKL_LOG(ZKL_LOG_ERROR, "zklock: %.*s: %s lock beside node %s",
                     (int)a->dirlen, a->path, att_recipe(a)->name,
                     sv->data[i]);

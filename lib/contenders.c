@@ -64,14 +64,10 @@ static int fill_kinds(zkl__contenders_req_t *r)
         e->name = r->names[i];
         e->kind = zkl__kind_of(e->name);
         front = i == 0 || strcmp(zkl__sort_key(e->name), head) == 0;
-        if (e->kind == ZKL_KIND_MUTEX || e->kind == ZKL_KIND_WRITE ||
-            e->kind == ZKL_KIND_LATCH)
-            e->holds = front;
-        else if (e->kind == ZKL_KIND_READ)
-            e->holds = front || !seen_write;
-        else if (e->kind == ZKL_KIND_LEASE)
-            e->holds = 1; /* every lease node counts against the limit */
-        if (e->kind == ZKL_KIND_WRITE)
+        if (e->kind == ZKL_KIND_OTHER)
+            continue; /* a node of no kind holds nothing */
+        e->holds = zkl__recipe(e->kind)->holds(front, seen_write);
+        if (zkl__recipe(e->kind)->excludes_readers)
             seen_write = 1;
     }
     return ZKL_OK;

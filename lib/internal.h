@@ -461,9 +461,20 @@ typedef struct zkl__recipe {
      * next one from the queue view (queue.c) instead of listing again,
      * and a local holder's release hands on to the waiter behind it. */
     int chain;
+    /* Kinds of one family share lock paths (the two sides of a
+     * read/write lock); a node of another family is foreign to a
+     * queue that orders by family (zkl__family_foreign). */
+    const char *family;
     /* 1 when a child of the lock path belongs to another kind of lock,
      * whose order this one cannot honour. */
-    int (*foreign)(const char *name);
+    int (*foreign)(const struct zkl__recipe *r, const char *name);
+    /* In a listing in Curator's order, whether a node of this kind
+     * holds: front when it shares the first node's sort key,
+     * after_excluder when a node of a kind that excludes readers sorts
+     * before it (zkl_contenders_ex()'s holds). */
+    int (*holds)(int front, int after_excluder);
+    /* 1 when its nodes keep readers behind them waiting (a write). */
+    uint8_t excludes_readers;
     /* 1 when the blocker pred, in this listing, is the last node in the
      * way: its deletion alone lets us hold (a reader behind the last
      * write node). NULL: never known without listing again. */
@@ -513,6 +524,10 @@ int zkl__name_cmp(const char *a, const char *b);
 /* kind: zkl_lock_kind_t, ZKL_KIND_MUTEX .. ZKL_KIND_LATCH; any other
  * value reads as the mutex. */
 const zkl__recipe_t *zkl__recipe(int kind);
+/* For the entries of other files: a node of another family (or one of
+ * a semaphore's own children) is foreign; the front holds. */
+int zkl__family_foreign(const zkl__recipe_t *r, const char *name);
+int zkl__front_holds(int front, int after_excluder);
 /* The mutex's blocker, for the kinds that queue as it does (a latch):
  * the nearest node before me, of any kind. */
 const char *zkl__pred_blocker(const struct String_vector *names,

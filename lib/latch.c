@@ -8,15 +8,16 @@
 
 /* Curator's LeaderLatch sorts every child by the text after "latch-":
  * only latch nodes order the same way for both. */
-static int latch_foreign(const char *name)
+static int latch_foreign(const zkl__recipe_t *r, const char *name)
 {
+    (void)r;
     return zkl__kind_of(name) != ZKL_KIND_LATCH;
 }
 
 const zkl__recipe_t zkl__latch_recipe = {
     .name = "latch", .tag = "-latch-", .taglen = 7, .subdir = "",
     .blocker = zkl__pred_blocker, .chain = 1, .foreign = latch_foreign,
-    .tells_place = 1,
+    .family = "latch", .holds = zkl__front_holds, .tells_place = 1,
 };
 
 int zkl_latch_new(zkl_lock_t **out, zkl_client_t *c, const char *path,

@@ -109,23 +109,30 @@ static const char *read_blocker(const struct String_vector *sv,
     return nearest_before(sv, me, ZKL_KIND_WRITE);
 }
 
-/* A semaphore's lease sorts by its digits here but by its whole name in
- * Curator's mutex and read/write lock: foreign to both. */
-static int mutex_foreign(const char *name)
+/* A lease sorts by its digits here but by its whole name in Curator's
+ * mutex and read/write lock, and a latch by the text after "latch-"
+ * only: a node of another family is foreign to both, and so are a
+ * semaphore's own children. Names of no kind at all are not: Curator
+ * orders them with the rest. */
+int zkl__family_foreign(const zkl__recipe_t *r, const char *name)
 {
     zkl_lock_kind_t k = zkl__kind_of(name);
 
-    return k == ZKL_KIND_READ || k == ZKL_KIND_WRITE ||
-           k == ZKL_KIND_LEASE || k == ZKL_KIND_LATCH ||
+    return (k != ZKL_KIND_OTHER &&
+            strcmp(zkl__recipe(k)->family, r->family) != 0) ||
            semaphore_child(name);
 }
 
-static int rw_foreign(const char *name)
+int zkl__front_holds(int front, int after_excluder)
 {
-    zkl_lock_kind_t k = zkl__kind_of(name);
+    (void)after_excluder;
+    return front;
+}
 
-    return k == ZKL_KIND_MUTEX || k == ZKL_KIND_LEASE ||
-           k == ZKL_KIND_LATCH || semaphore_child(name);
+/* Readers hold together until the first write node. */
+static int read_holds(int front, int after_excluder)
+{
+    return front || !after_excluder;
 }
 
 /* A reader whose blocker has no write node before it waits on the last
@@ -140,18 +147,22 @@ static int read_last_blocker(const struct String_vector *sv,
  * lease's entries are in their own files (latch.c, semaphore.c). */
 static const zkl__recipe_t mutex_recipe = {
     .name = "mutex", .tag = "-lock-", .taglen = 6, .subdir = "",
-    .blocker = zkl__pred_blocker, .chain = 1, .foreign = mutex_foreign,
-    .tells_place = 1,
+    .blocker = zkl__pred_blocker, .chain = 1,
+    .foreign = zkl__family_foreign, .family = "mutex",
+    .holds = zkl__front_holds, .tells_place = 1,
 };
 static const zkl__recipe_t read_recipe = {
     .name = "read", .tag = "-__READ__", .taglen = 9, .subdir = "",
-    .blocker = read_blocker, .foreign = rw_foreign,
+    .blocker = read_blocker, .foreign = zkl__family_foreign,
+    .family = "rw", .holds = read_holds,
     .last_blocker = read_last_blocker, .shared_blocker = 1,
     .tells_place = 1,
 };
 static const zkl__recipe_t write_recipe = {
     .name = "write", .tag = "-__WRIT__", .taglen = 9, .subdir = "",
-    .blocker = zkl__pred_blocker, .foreign = rw_foreign, .tells_place = 1,
+    .blocker = zkl__pred_blocker, .foreign = zkl__family_foreign,
+    .family = "rw", .holds = zkl__front_holds, .excludes_readers = 1,
+    .tells_place = 1,
 };
 
 static const zkl__recipe_t *const recipes[] = {

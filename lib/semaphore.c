@@ -1106,10 +1106,19 @@ static void lease_handle_free(zkl_lock_t *lk)
     zkl__free(LEASE(lk)->count_path);
 }
 
+/* Every lease node counts against the limit. */
+static int lease_holds(int front, int after_excluder)
+{
+    (void)front;
+    (void)after_excluder;
+    return 1;
+}
+
 /* Curator counts every child of the leases node as a lease, whatever its
  * name: so does a lease here (lease_decide), and nothing is foreign. */
-static int lease_foreign(const char *name)
+static int lease_foreign(const zkl__recipe_t *r, const char *name)
 {
+    (void)r;
     (void)name;
     return 0;
 }
@@ -1120,7 +1129,8 @@ static int lease_foreign(const char *name)
 const zkl__recipe_t zkl__lease_recipe = {
     .name = "lease", .tag = "-lease-", .taglen = 7,
     .subdir = "/leases", .subdirlen = 7,
-    .foreign = lease_foreign, .waits_on_children = 1,
+    .foreign = lease_foreign, .family = "lease", .holds = lease_holds,
+    .waits_on_children = 1,
     .may_create = lease_may_create, .decide = lease_decide,
     .step = lease_step, .abandon = lease_abandon,
     .acquire = lease_acquire, .handle_free = lease_handle_free,
