@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # What the build promises a user who links it: the core needs no event
-# loop library, and every library exports its own prefix only.
+# loop library, and every library exports its own prefix only; and what
+# the library's layout promises its readers (docs/design.md): no circle
+# of calls between lib/ files, a client that calls no recipe's file, an
+# attempt machine that names no kind (test/layers.py).
 set -u
 SUITE=build
 . "$(dirname "$0")/lib.sh"
@@ -35,5 +38,7 @@ for a in libevent libuv libev glib sdevent; do
         check "exports-$a" false # not built: CI installs every loop
     fi
 done
+
+check lib-layers python3 "$top_srcdir/test/layers.py" "$top_srcdir" "$top_builddir"
 
 finish
