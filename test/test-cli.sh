@@ -1090,10 +1090,10 @@ t_busy_timeout_codes() {
     el=$(elapsed "$t0")
     [ "$el" -ge 500 ] || { echo "-t 0.5 gave up after $el ms"; touch "$tmp/go"; return 1; }
     expect 75 "locked by another" run -s "$H" -n -E 75 "$p" -- echo RAN || { touch "$tmp/go"; return 1; }
-    expect 75 "timed out" run -s "$H" -t 0.3 --conflict-exit-code 75 "$p" -- echo RAN || { touch "$tmp/go"; return 1; }
+    expect 75 "timed out" run -s "$H" -t 1 --conflict-exit-code 75 "$p" -- echo RAN || { touch "$tmp/go"; return 1; }
     "$ZKLOCK" run -s "$H" -n -q "$p" -- echo RAN >"$tmp/o" 2>"$tmp/e"
     [ $? = 1 ] && [ ! -s "$tmp/e" ] && [ ! -s "$tmp/o" ] || { cat "$tmp/e"; touch "$tmp/go"; return 1; }
-    "$ZKLOCK" run -s "$H" -t 0.3 --quiet -E 0 "$p" -- echo RAN >"$tmp/o" 2>"$tmp/e"
+    "$ZKLOCK" run -s "$H" -t 1 --quiet -E 0 "$p" -- echo RAN >"$tmp/o" 2>"$tmp/e"
     [ $? = 0 ] && [ ! -s "$tmp/e" ] && [ ! -s "$tmp/o" ] || { cat "$tmp/e"; touch "$tmp/go"; return 1; }
     # -q does not hide other failures.
     "$ZKLOCK" run -s "$(no_server)" -q --connect-timeout 0.3 "$p" -- echo RAN 2>"$tmp/e"
