@@ -613,7 +613,7 @@ static zkl__att_t *joined_answered(zkl__att_t *a, int rc)
 {
     a->inflight--;
     if (!a->c->closing)
-        zkl__on_result(a->c, rc, a->sent_at);
+        zkl__on_answer(a->c, rc, a->sent_at);
     return a;
 }
 
@@ -1937,6 +1937,9 @@ void zkl__on_presumed_expiry(zkl_client_t *c)
 {
     zkl__att_t *a, *nx;
 
+    if (c->presumed_lost)
+        return;
+    c->presumed_lost = 1;
     for (a = c->atts; a != NULL; a = nx) {
         nx = a->next;
         if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL)
@@ -1944,6 +1947,12 @@ void zkl__on_presumed_expiry(zkl_client_t *c)
         else if (a->goal == ZKL__GOAL_DELETE && a->lk != NULL)
             zkl__att_detach(a, ZKL_LOCK_RELEASED, ZKL_ESESSION);
     }
+}
+
+void zkl__on_answer(zkl_client_t *c, int rc, uint64_t sent_at)
+{
+    if (zkl__on_result(c, rc, sent_at))
+        zkl__on_presumed_expiry(c);
 }
 
 /* The session is gone, and every node it owned with it. */

@@ -77,16 +77,6 @@ static uint64_t lost_after(const zkl_client_t *c)
     return t - t / 10;
 }
 
-/* Holds must assume another contender holds the lock now: told once
- * per touched_at (a fresher answer re-arms it). */
-static void presume_expired(zkl_client_t *c)
-{
-    if (c->presumed_lost)
-        return;
-    c->presumed_lost = 1;
-    zkl__on_presumed_expiry(c);
-}
-
 static void keepalive_done(int rc, const struct Stat *st, const void *data)
 {
     zkl_client_t *c = (zkl_client_t *)(uintptr_t)data;
@@ -96,7 +86,7 @@ static void keepalive_done(int rc, const struct Stat *st, const void *data)
     zkl__req_done(c);
     c->ka_sent_at = 0;
     if (!c->closing)
-        zkl__on_result(c, rc, at);
+        zkl__on_answer(c, rc, at);
 }
 
 /* A keepalive of unknown fate (fence.c): keepalive_done clears
@@ -535,12 +525,8 @@ static void on_clock(zkl_client_t *c)
         zkl__on_connected(c, 0); /* what waited for the fence goes now */
     zkl__on_deadlines(c, now);
     zkl__ops_expire(c, now);
-    if (c->expiry_heard) {
-        c->expiry_heard = 0;
-        presume_expired(c);
-    }
     if (c->natts > 0 && now >= c->touched_at + lost_after(c))
-        presume_expired(c);
+        zkl__on_presumed_expiry(c);
     keepalive(c, now);
 }
 

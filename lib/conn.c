@@ -63,7 +63,7 @@ static void pause_sends(zkl_client_t *c)
             "pausing new ones for %u ms", c->pause_ms);
 }
 
-void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
+int zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
 {
     enum zkl__rc_class k = zkl__rc_class(rc);
     /* A refusal to do it now, in a server's reply: a throttled request,
@@ -90,20 +90,17 @@ void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
                 "reconnecting");
         shutdown(c->io_fd, SHUT_RDWR);
     }
-    /* The session is gone: holds hear it now, not at the session event
-     * (their nodes may already be someone else's turn). */
-    if (rc == ZSESSIONEXPIRED)
-        c->expiry_heard = 1;
     /* A refusal to do it now came in a reply: the server touched the
      * session before it refused (3.8 touches in submitRequestNow(),
      * ahead of every processor). Only the client's own codes say that
      * the server may never have seen the request. */
     if ((k == ZKL__RC_CONNLOSS || k == ZKL__RC_GONE) && !refused_now)
-        return;
+        return rc == ZSESSIONEXPIRED;
     if (sent_at > c->touched_at) {
         c->touched_at = sent_at;
         c->presumed_lost = 0;
     }
+    return rc == ZSESSIONEXPIRED;
 }
 
 /* A hold begins only with half a timeout to spare, so it is not told

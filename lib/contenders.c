@@ -143,7 +143,7 @@ static zkl__contenders_req_t *part_answered(const void *data, int rc)
     zkl__contenders_req_t *r = REQ(data);
 
     if (!r->c->closing)
-        zkl__on_result(r->c, rc, r->sent_at);
+        zkl__on_answer(r->c, rc, r->sent_at);
     else if (r->status == ZKL_OK)
         r->status = ZKL_ECLOSED; /* see list_done */
     r->outstanding--;
@@ -296,7 +296,7 @@ static void list_done(int rc, const struct String_vector *sv,
 
     (void)st;
     if (!c->closing)
-        zkl__on_result(c, rc, r->sent_at);
+        zkl__on_answer(c, rc, r->sent_at);
     r->outstanding--;
     /* Answered while the client closes (it reads what is on its way
      * first): the caller was promised ZKL_ECLOSED. */
@@ -362,17 +362,25 @@ static int req_start(zkl__contenders_req_t *r, int rc)
     zkl_client_t *c = r->c;
 
     if (rc < 0) {
+        zkl__op_remove(c, &r->op);
         zkl__free(r);
         zkl__kick(c); /* a failed send may have closed the socket */
         return rc;
     }
-    zkl__op_add(c, &r->op, &req_class);
     zkl__kick(c);
     return ZKL_OK;
 }
 
+/* Listed before its first request goes: the ZooKeeper client may run a
+ * completion inside any call, and the answer must find its op. */
+static void req_list(zkl__contenders_req_t *r)
+{
+    zkl__op_add(r->c, &r->op, &req_class);
+}
+
 int zkl__req_list(zkl__contenders_req_t *r)
 {
+    req_list(r);
     if (zkl__fence_up(r->c))
         return req_start(r, ZKL_ENOMEM); /* another request's fate is
                                             unknown */
@@ -410,5 +418,6 @@ int zkl_contenders_ex(zkl_client_t *c, const char *path,
 
 int zkl__req_one(zkl__contenders_req_t *r, const char *node)
 {
+    req_list(r);
     return req_start(r, send_part(r, node));
 }

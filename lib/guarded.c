@@ -85,7 +85,7 @@ static void write_done(int rc, const void *data)
 
     c->ops_out--;
     if (!c->closing)
-        zkl__on_result(c, rc, w->sent_at);
+        zkl__on_answer(c, rc, w->sent_at);
     if (rc == ZOK) {
         for (i = 0; i < w->n; i++) {
             w->out[i].status = ZKL_OK;
@@ -306,8 +306,16 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
     /* The client serializes the ops (paths and data) at once; only the
      * results and created paths are written later, into w. */
     w->sent_at = zkl__now_ms();
+    /* Listed and counted before the call: the ZooKeeper client may run
+     * a completion inside any call, and the answer must find its op. */
+    zkl__op_add(c, &w->op, &write_class);
+    c->ops_out++;
     rc = zoo_amulti(c->zh, (int)(nlocks + n), zops, w->res, write_done, w);
     zkl__free(zops);
+    if (rc != ZOK) {
+        zkl__op_remove(c, &w->op);
+        c->ops_out--;
+    }
     if (rc == ZMARSHALLINGERROR) {
         /* The ZooKeeper client says this for a request it could not
          * build (no memory, or a session that just became unusable),
@@ -326,8 +334,6 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
         zkl__kick(c); /* a failed send may have closed the socket */
         return zkl__from_zk(rc);
     }
-    zkl__op_add(c, &w->op, &write_class);
-    c->ops_out++;
     c->stats.requests++;
     zkl__kick(c);
     return ZKL_OK;

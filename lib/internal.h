@@ -432,7 +432,14 @@ void zkl__on_connected(zkl_client_t *c, int reconnect);
 /* The client is closing: every handle's attempt is answered now. */
 void zkl__on_close(zkl_client_t *c);
 void zkl__on_suspended(zkl_client_t *c);
+/* Holds must assume another contender holds the lock now: told once
+ * per touched_at (a fresher answer re-arms it, c->presumed_lost). */
 void zkl__on_presumed_expiry(zkl_client_t *c);
+/* Every completion reports its result here (zkl__on_result), and an
+ * answer of ZSESSIONEXPIRED tells the holds LOST at once, before the
+ * completion queues its own callback: their nodes may already be
+ * someone else's turn. */
+void zkl__on_answer(zkl_client_t *c, int rc, uint64_t sent_at);
 void zkl__on_session_gone(zkl_client_t *c, int status);
 /* c is being freed: its attempts leave the own-node table, and waiters
  * of other clients that waited on them list again. */
@@ -780,8 +787,6 @@ struct zkl_client {
     uint64_t ka_sent_at;      /* the keepalive in flight, or 0 */
     uint64_t ka_retry_at;     /* a refused keepalive waits till then */
     int presumed_lost;        /* holds told LOST for this touched_at */
-    int expiry_heard;         /* an answer said the session expired:
-                                 the pass tells the holds */
 
     zkl__att_t *atts;         /* every live attempt */
     size_t natts;
@@ -860,13 +865,15 @@ int zkl__session_timeout(const zkl_client_t *c);
  * everything else first. */
 #define ZKL__PASS_BUDGET_US 400
 int zkl__over_budget(const zkl_client_t *c);
-/* Every completion reports its result here: a server answer (class not
- * CONNLOSS or GONE) means the server heard from us at or after sent_at;
- * ZSESSIONMOVED means this connection is stale (the session was taken
- * over through another server), so it is dropped: the ZooKeeper client
- * reconnects, and the server gives the session back to us. Records
- * facts only (touched_at, a pause, expiry_heard): the pass acts. */
-void zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at);
+/* What a request's result says of the session (completions report it
+ * through zkl__on_answer): a server answer (class not CONNLOSS or GONE)
+ * means the server heard from us at or after sent_at; ZSESSIONMOVED
+ * means this connection is stale (the session was taken over through
+ * another server), so it is dropped: the ZooKeeper client reconnects,
+ * and the server gives the session back to us. Records these facts
+ * only; returns 1 for ZSESSIONEXPIRED, which the caller's layer acts
+ * on. */
+int zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at);
 /* A request was sent (the ZooKeeper client took it) / answered (its
  * completion ran): the window's count. */
 void zkl__req_sent(zkl_client_t *c);

@@ -45,7 +45,7 @@ int zkl__listing_join(zkl_client_t *c, zkl__att_t *a,
     int i;
 
     for (i = 0; l != NULL && i < ZKL__LISTING_SEARCH; l = l->next, i++)
-        if (same_dir(l->atts[0], a))
+        if (l->to == to && same_dir(l->atts[0], a))
             break;
     if (l == NULL || i == ZKL__LISTING_SEARCH) {
         if ((l = zkl__calloc(1, sizeof *l)) == NULL)

@@ -857,7 +857,7 @@ static int rec_answered(zkl__sem_t *g, int rc, int flying)
 {
     zkl_client_t *c = g->c;
 
-    zkl__on_result(c, rc, g->rec_sent_at);
+    zkl__on_answer(c, rc, g->rec_sent_at);
     g->rec_out = 0;
     if (count_answered(g))
         return 1;

@@ -540,3 +540,38 @@ long t_live_allocs(void)
 {
     return live_allocs;
 }
+
+/* A raw ZooKeeper handle of a test's own: its watcher sets *ctx once
+ * connected, and the pump drives it by itself until *flag is set. */
+void t_zk_connected_watcher(zhandle_t *zh, int type, int state,
+                          const char *path, void *ctx)
+{
+    (void)zh;
+    (void)path;
+    if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE)
+        *(int *)ctx = 1;
+}
+
+/* Drives a raw handle by itself until it connects. */
+void t_zk_pump_until(zhandle_t *zh, int *flag, long ms)
+{
+    uint64_t end = t_now_ms() + (uint64_t)ms;
+
+    while (!*flag && t_now_ms() < end) {
+        struct timeval tv;
+        struct pollfd pfd = {-1, 0, 0};
+        int fd = -1, interest = 0, ev = 0;
+
+        if (zookeeper_interest(zh, &fd, &interest, &tv) != ZOK)
+            break;
+        pfd.fd = fd;
+        pfd.events = (short)((interest & ZOOKEEPER_READ ? POLLIN : 0) |
+                             (interest & ZOOKEEPER_WRITE ? POLLOUT : 0));
+        poll(&pfd, 1, 20);
+        if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
+            ev |= ZOOKEEPER_READ;
+        if (pfd.revents & POLLOUT)
+            ev |= ZOOKEEPER_WRITE;
+        zookeeper_process(zh, ev);
+    }
+}

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zookeeper/zookeeper.h>
+
 #include "zklock.h"
 
 #define TEST(name)                                                          \
@@ -66,6 +68,12 @@ void t_server(const char *cmd);
 /* ---- observer (raw ZooKeeper client, blocking, own session) ---- */
 /* Number of children of path (0 if it does not exist), -1 on error. */
 int t_zk_count(const char *path);
+/* A raw handle of a test's own (another session, or the same one taken
+ * over): the watcher sets *(int *)ctx once connected; the pump drives
+ * the handle alone until *flag is set or ms pass. */
+void t_zk_connected_watcher(zhandle_t *zh, int type, int state,
+                            const char *path, void *ctx);
+void t_zk_pump_until(zhandle_t *zh, int *flag, long ms);
 /* Children of path in Curator order into names (NUL-separated list,
  * caller frees); returns count. */
 int t_zk_children(const char *path, char ***names);

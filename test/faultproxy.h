@@ -23,6 +23,7 @@ enum fp_op {
     FP_OP_GETDATA = 4, /* zklock's watches are get-data watches */
     FP_OP_PING = 11,
     FP_OP_LIST = 12, /* getChildren2 */
+    FP_OP_MULTI = 14,  /* a guarded write's transaction */
     FP_OP_CREATE2 = 15
 };
 

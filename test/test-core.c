@@ -13,6 +13,7 @@
 
 #include "faultproxy.h"
 #include "harness.h"
+#include "internal.h"
 #include "interpose.h"
 
 #define SESSION_MS 4000
@@ -819,4 +820,132 @@ TEST(cli_stops_command_before_another_holds)
     zkl_lock_free(wl.lk);
     zkl_client_free(w);
     fp_free(fp);
+}
+
+/* ---------------- ZSESSIONEXPIRED tells LOST at once ---------------- */
+
+/* An answer of ZSESSIONEXPIRED to any request tells the holds LOST at
+ * once (zklock.h): before the answer's own callback, and before the
+ * connection's EXPIRED. Both orders changed once, when the expiry was
+ * acted on later in the pass (review of issue 23). */
+static int xo_wrote_seq, xo_wrote_status, xo_held_in_cb;
+static zkl_lock_t *xo_lk;
+
+static void xo_write_cb(zkl_client_t *c, int status,
+                        const zkl_op_result_t *r, size_t n, void *arg)
+{
+    (void)c;
+    (void)r;
+    (void)n;
+    (void)arg;
+    xo_wrote_seq = ++t_event_seq;
+    xo_wrote_status = status;
+    xo_held_in_cb = zkl_lock_is_held(xo_lk);
+}
+
+TEST(expired_answer_tells_lost_before_its_own_callback)
+{
+    fp_t *fp = fp_new(t_base, t_port());
+    zkl_client_t *x = t_client(fp_hosts(fp), 8000, NULL);
+    const char *p = t_path(NULL);
+    zkl_op_t op;
+    t_lock_t a;
+
+    t_lock_init(&a, x, p);
+    xo_lk = a.lk;
+    xo_wrote_seq = 0;
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    /* A check that writes nothing: the server applies the batch, and
+     * the proxy turns its answer into ZSESSIONEXPIRED. */
+    memset(&op, 0, sizeof op);
+    op.type = ZKL_OP_CHECK;
+    op.path = "/";
+    op.version = -1;
+    fp_arm_recode(fp, FP_OP_MULTI, ZSESSIONEXPIRED);
+    ASSERT_RC(zkl_lock_write(a.lk, &op, 1, xo_write_cb, NULL), ZKL_OK);
+    ASSERT(WAIT_FOR(xo_wrote_seq != 0 && a.lost, 5000));
+    printf("LOST is event %d, the write's answer (%s) event %d\n",
+           a.lost_ev, zkl_strerror(xo_wrote_status), xo_wrote_seq);
+    ASSERT_EQ(a.last_status, ZKL_ESESSION);
+    ASSERT_EQ(xo_wrote_status, ZKL_ECONNLOSS); /* applied or not: unknown */
+    ASSERT(a.lost_ev < xo_wrote_seq);
+    ASSERT_EQ(xo_held_in_cb, 0);
+    /* The session lives on (only its answer was rewritten): the let-go
+     * node is deleted in the background. */
+    ASSERT(WAIT_FOR(t_zk_count(p) == 0, 5000));
+    zkl_lock_free(a.lk);
+    zkl_client_free(x);
+    fp_free(fp);
+}
+
+static int xe_connected, xe_expired_seq, xe_listed_seq, xe_listed_status;
+static const char *xe_path;
+
+static void xe_list_cb(zkl_client_t *c, int status, const char *const *names,
+                       size_t n, void *arg)
+{
+    (void)c;
+    (void)names;
+    (void)n;
+    (void)arg;
+    xe_listed_seq = ++t_event_seq;
+    xe_listed_status = status;
+}
+
+/* Suspended: a listing goes out, to be answered once the client is
+ * connected again, with ZSESSIONEXPIRED. */
+static void xe_conn_cb(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
+{
+    (void)arg;
+    if (ev == ZKL_CONN_CONNECTED)
+        xe_connected = 1;
+    else if (ev == ZKL_CONN_SUSPENDED && xe_listed_seq == 0)
+        ASSERT_RC(zkl_contenders(c, xe_path, xe_list_cb, NULL), ZKL_OK);
+    else if (ev == ZKL_CONN_EXPIRED && xe_expired_seq == 0)
+        xe_expired_seq = ++t_event_seq;
+}
+
+TEST(expired_answer_tells_lost_before_the_session_event)
+{
+    zkl_options_t *o;
+    zkl_client_t *x;
+    const char *p = t_path(NULL);
+    zhandle_t *thief;
+    clientid_t id;
+    int up = 0;
+    t_lock_t a;
+
+    xe_connected = xe_expired_seq = xe_listed_seq = 0;
+    xe_path = p;
+    ASSERT_RC(zkl_options_new(&o), ZKL_OK);
+    ASSERT_RC(zkl_options_set_servers(o, t_hosts()), ZKL_OK);
+    ASSERT_RC(zkl_options_set_session_timeout(o, 8000), ZKL_OK);
+    ASSERT_RC(zkl_options_set_conn_cb(o, xe_conn_cb, NULL), ZKL_OK);
+    ASSERT_RC(zkl_client_new(&x, o), ZKL_OK);
+    zkl_options_free(o);
+    ASSERT_RC(zkl_libevent_attach(x, t_base), ZKL_OK);
+    ASSERT(t_run_until(&xe_connected, 10000));
+    t_lock_init(&a, x, p);
+    ASSERT_RC(zkl_lock_acquire(a.lk, -1), ZKL_OK);
+    ASSERT(t_run_until(&a.acquired, 5000));
+    /* Another handle takes the session over and closes it: the server
+     * ends it, and our client learns it on reconnecting. */
+    id = *zoo_client_id(x->zh);
+    thief = zookeeper_init(t_hosts(), t_zk_connected_watcher, 8000, &id,
+                           &up, 0);
+    ASSERT(thief != NULL);
+    t_zk_pump_until(thief, &up, 10000);
+    ASSERT(up);
+    zookeeper_close(thief);
+    ASSERT(WAIT_FOR(xe_expired_seq != 0 && a.lost && xe_listed_seq != 0,
+                    15000));
+    printf("LOST is event %d, the listing's answer (%s) event %d, "
+           "ZKL_CONN_EXPIRED event %d\n", a.lost_ev,
+           zkl_strerror(xe_listed_status), xe_listed_seq, xe_expired_seq);
+    ASSERT(a.lost_ev < xe_listed_seq);
+    ASSERT(a.lost_ev < xe_expired_seq);
+    ASSERT_EQ(t_zk_count(p), 0);
+    zkl_lock_free(a.lk);
+    zkl_client_free(x);
 }

@@ -12,39 +12,6 @@
 #include "harness.h"
 #include "internal.h"
 
-static void thief_watcher(zhandle_t *zh, int type, int state,
-                          const char *path, void *ctx)
-{
-    (void)zh;
-    (void)path;
-    if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE)
-        *(int *)ctx = 1;
-}
-
-/* Drives a raw handle by itself until it connects. */
-static void pump_until(zhandle_t *zh, int *flag, long ms)
-{
-    uint64_t end = t_now_ms() + (uint64_t)ms;
-
-    while (!*flag && t_now_ms() < end) {
-        struct timeval tv;
-        struct pollfd pfd = {-1, 0, 0};
-        int fd = -1, interest = 0, ev = 0;
-
-        if (zookeeper_interest(zh, &fd, &interest, &tv) != ZOK)
-            break;
-        pfd.fd = fd;
-        pfd.events = (short)((interest & ZOOKEEPER_READ ? POLLIN : 0) |
-                             (interest & ZOOKEEPER_WRITE ? POLLOUT : 0));
-        poll(&pfd, 1, 20);
-        if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
-            ev |= ZOOKEEPER_READ;
-        if (pfd.revents & POLLOUT)
-            ev |= ZOOKEEPER_WRITE;
-        zookeeper_process(zh, ev);
-    }
-}
-
 TEST(ensemble_session_moved)
 {
     int leader = t_ens_leader(10000), other = leader % T_ENS_NODES + 1;
@@ -56,10 +23,10 @@ TEST(ensemble_session_moved)
     int thief_up = 0, suspended;
     t_lock_t a;
 
-    thief = zookeeper_init(t_ens_host(other), thief_watcher, 8000, &id,
+    thief = zookeeper_init(t_ens_host(other), t_zk_connected_watcher, 8000, &id,
                            &thief_up, 0);
     ASSERT(thief != NULL);
-    pump_until(thief, &thief_up, 10000);
+    t_zk_pump_until(thief, &thief_up, 10000);
     ASSERT(thief_up);
     ASSERT_EQ(zoo_client_id(thief)->client_id, id.client_id);
     /* The thief is never driven again: it keeps the session's ownership
