@@ -528,8 +528,8 @@ const char *zkl__sort_key(const char *name);
 /* Total order used everywhere a queue is ordered (key, then name):
  * Curator's, so both agree on who holds a lock. */
 int zkl__name_cmp(const char *a, const char *b);
-/* kind: zkl_lock_kind_t, ZKL_KIND_MUTEX .. ZKL_KIND_LATCH; any other
- * value reads as the mutex. */
+/* kind: a zkl_lock_kind_t with an entry; any other value reads as the
+ * mutex. */
 const zkl__recipe_t *zkl__recipe(int kind);
 /* For the entries of other files: a node of another family (or one of
  * a semaphore's own children) is foreign; the front holds. */

@@ -175,8 +175,10 @@ static const zkl__recipe_t *const recipes[] = {
 
 const zkl__recipe_t *zkl__recipe(int kind)
 {
-    return recipes[kind >= 0 && kind <= ZKL_KIND_LATCH &&
-                           kind != ZKL_KIND_OTHER
-                       ? kind
-                       : ZKL_KIND_MUTEX];
+    size_t k = (size_t)kind;
+
+    /* ZKL_KIND_OTHER has no entry: not a kind of our nodes. */
+    return k < sizeof recipes / sizeof *recipes && recipes[k] != NULL
+               ? recipes[k]
+               : recipes[ZKL_KIND_MUTEX];
 }
