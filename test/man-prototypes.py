@@ -113,9 +113,20 @@ def header_errors(paths):
             if i < 0:
                 continue
             codes = set(re.findall(r"ZKL_E[A-Z]+", com[i:]))
-            for n in re.findall(r"(zkl_\w+)\s*\(", decls):
-                errs[n] = codes
-    return errs
+            refs = set(re.findall(r"(zkl_\w+)\(\)", com[i:]))
+            for d in re.findall(r"ZKL_EXTERN([^;]*);", decls):
+                m = re.search(r"(zkl_\w+)\s*\(", d)
+                # A void function of the group has no errors.
+                if m and not re.match(r"\s*void\s", d):
+                    errs[m.group(1)] = (codes, refs)
+    # "Errors: those of zkl_lock_new()": the codes of the one named too.
+    out = {}
+    for n, (codes, refs) in errs.items():
+        out[n] = set(codes)
+        for r in refs:
+            if r != n and r in errs:
+                out[n] |= errs[r][0]
+    return out
 
 
 def header_values(paths):
@@ -155,6 +166,33 @@ def main():
             print("%s: names %s, which no header defines" % (page, n))
             bad = 1
     errs = header_errors(headers)
+    entries = errors_entries(text)
+    if "\n.SH ERRORS" in text and not entries:
+        # One list for the page's functions: the codes of their
+        # "Errors:", together.
+        sec = text.split("\n.SH ERRORS", 1)[1].split("\n.SH ", 1)[0]
+        codes = set(re.findall(r"ZKL_E[A-Z]+", sec))
+        want = set()
+        for d in synopsis_decls(page):
+            want |= errs.get(name_of(d), set())
+        # A list may also name what another function it cites answers
+        # ("zkl_lock_acquire(3) on the write side returns ...").
+        for f in re.findall(r"(zkl_\w+) \(3\)", sec):
+            if f in errs:
+                want |= errs[f] & codes
+        if want and codes != want:
+            print("%s: ERRORS names %s; the header's Errors of the page's "
+                  "functions %s" % (page, " ".join(sorted(codes)),
+                                    " ".join(sorted(want))))
+            bad = 1
+    else:
+        listed = {f for f, _ in entries}
+        for d in synopsis_decls(page):
+            f = name_of(d)
+            if f in errs and f not in listed:
+                print("%s: %s has \"Errors:\" in the header and no ERRORS "
+                      "entry here" % (page, f))
+                bad = 1
     for f, codes in errors_entries(text):
         if f not in errs:
             print("%s: ERRORS lists %s, whose header comment has no "
