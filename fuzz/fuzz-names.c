@@ -134,8 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(q == expected_seq(names[i]));
         for (k = 0; k < 6; k++)
             if (own_tags[k] != NULL)
-                CHECK(zkl__own_name_len(names[i], own_tags[k],
-                                        strlen(own_tags[k])) ==
+                CHECK(zkl__own_name_len(names[i], zkl__recipe((int)k)) ==
                       expected_own_len(names[i], (int)k));
         CHECK(zkl__name_cmp(names[i], names[i]) == 0);
         CHECK(zkl__sort_key(names[i]) >= names[i] &&

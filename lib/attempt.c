@@ -227,6 +227,7 @@ static int att_arm_timeout(zkl__att_t *a, long timeout)
 static zkl__att_t *att_start(zkl_client_t *c, zkl_lock_t *lk, int kind,
                              long timeout)
 {
+    const zkl__recipe_t *r = zkl__recipe(kind);
     char dir[ZKL_PATH_MAX + 1];
     size_t dirlen = strlen(lk->path);
     zkl__att_t *a;
@@ -234,9 +235,8 @@ static zkl__att_t *att_start(zkl_client_t *c, zkl_lock_t *lk, int kind,
     /* Some kinds' nodes live in a child of the lock path (a lease's:
      * zkl_lease_new() made sure it fits). */
     memcpy(dir, lk->path, dirlen);
-    memcpy(dir + dirlen, zkl__recipe(kind)->subdir,
-           zkl__recipe(kind)->subdirlen);
-    dirlen += zkl__recipe(kind)->subdirlen;
+    memcpy(dir + dirlen, r->subdir, r->subdirlen);
+    dirlen += r->subdirlen;
     if ((a = att_alloc(c, dir, dirlen, kind)) == NULL)
         return NULL;
     a->lk = lk;
@@ -244,7 +244,7 @@ static zkl__att_t *att_start(zkl_client_t *c, zkl_lock_t *lk, int kind,
     a->goal = ZKL__GOAL_ACQUIRE;
     att_set_node(a, ZKL__NODE_NONE);
     /* Whether to tell its place is fixed now, like its other settings. */
-    if (lk->notify_queued && zkl__recipe(kind)->tells_place)
+    if (lk->notify_queued && r->tells_place)
         a->flags |= ZKL__F_NOTIFY;
     /* Counted before the room is set aside, so that it covers this
      * attempt's own events too. */
@@ -316,7 +316,7 @@ static void delete_ghost_done(int rc, const void *data)
 static void ghost(zkl__att_t *owner, const char *name)
 {
     zkl_client_t *c = owner->c;
-    size_t len = zkl__own_name_len(name, att_recipe(owner)->tag, att_recipe(owner)->taglen);
+    size_t len = zkl__own_name_len(name, att_recipe(owner));
     zkl__att_t *g;
 
     if (len == 0)
@@ -376,7 +376,7 @@ void zkl__att_detach(zkl__att_t *a, int ev, int status)
     if (lk == NULL)
         return;
     if (ev != 0)
-        zkl__op_queue(a->c, &lk->op, ev, status);
+        zkl__evq_push(a->c, &lk->op, ev, status);
     if (lk->att == a)
         lk->att = NULL;
     a->lk = NULL;
@@ -1214,8 +1214,7 @@ static void create_answered(zkl__att_t *a, int rc, const char *value,
     switch (zkl__rc_class(rc)) {
     case ZKL__RC_OK:
         name = value != NULL ? strrchr(value, '/') : NULL;
-        if (name != NULL && zkl__own_name_len(name + 1, att_recipe(a)->tag,
-                                  att_recipe(a)->taglen) > 0 &&
+        if (name != NULL && zkl__own_name_len(name + 1, att_recipe(a)) > 0 &&
             strncmp(name + 1, att_name(a), ZKL__PREFIX_LEN) == 0) {
             strcpy(att_name(a), name + 1);
             att_set_node(a, ZKL__NODE_KNOWN);
@@ -1284,7 +1283,7 @@ void zkl__att_grant(zkl__att_t *a)
     a->pred_seq = UINT32_MAX;
     zkl__heap_remove(a->c, a);
     zkl__wtab_add(a->c, a, zkl__hash(a->path));
-    if (zkl__op_queue(a->c, &a->lk->op, ZKL_LOCK_ACQUIRED, ZKL_OK) == ZKL_OK)
+    if (zkl__evq_push(a->c, &a->lk->op, ZKL_LOCK_ACQUIRED, ZKL_OK) == ZKL_OK)
         a->c->stats.grants++;
     after_reply(a, ZKL__NEXT_NOTHING);
 }
@@ -1316,7 +1315,7 @@ static void tell_queued(zkl__att_t *a, const struct String_vector *sv)
         if (zkl__name_cmp(sv->data[i], me) < 0)
             ahead++;
     a->flags |= ZKL__F_TOLD_QUEUED;
-    zkl__op_queue(a->c, &a->lk->op, ZKL_LOCK_QUEUED, ahead);
+    zkl__evq_push(a->c, &a->lk->op, ZKL_LOCK_QUEUED, ahead);
 }
 
 static void decide(zkl__att_t *a, const struct String_vector *sv)
@@ -1335,7 +1334,7 @@ static void decide(zkl__att_t *a, const struct String_vector *sv)
                 own = n;
             else
                 ghost(a, n);
-        } else if (zkl__own_name_len(n, att_recipe(a)->tag, att_recipe(a)->taglen) > 0) {
+        } else if (zkl__own_name_len(n, att_recipe(a)) > 0) {
             /* After a lost create reply: whatever carries our uuid (the
              * lowest, if a retry made two). */
             if (own == NULL || zkl__name_cmp(n, own) < 0) {
@@ -1581,7 +1580,7 @@ static void check_revoke(zkl__att_t *a, const char *value, int len)
         len == (int)sizeof REVOKE_MESSAGE - 1 &&
         memcmp(value, REVOKE_MESSAGE, (size_t)len) == 0) {
         a->flags |= ZKL__F_REVOKED;
-        zkl__op_queue(a->c, &a->lk->op, ZKL_LOCK_REVOKE_REQUESTED, ZKL_OK);
+        zkl__evq_push(a->c, &a->lk->op, ZKL_LOCK_REVOKE_REQUESTED, ZKL_OK);
     }
 }
 
@@ -1630,7 +1629,7 @@ static void own_watch_done(int rc, const char *value, int len,
         check_revoke(a, value, len);
         if (a->flags & ZKL__F_SUSPENDED) {
             a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
-            zkl__op_queue(c, &a->lk->op, ZKL_LOCK_RESTORED,
+            zkl__evq_push(c, &a->lk->op, ZKL_LOCK_RESTORED,
                           ZKL_OK);
         }
         break;
@@ -1660,7 +1659,7 @@ static void own_watch_done(int rc, const char *value, int len,
         /* A node we may not read exists: a suspended hold is back. */
         if (a->goal == ZKL__GOAL_HOLD && (a->flags & ZKL__F_SUSPENDED)) {
             a->flags &= (uint16_t)~ZKL__F_SUSPENDED;
-            zkl__op_queue(c, &a->lk->op, ZKL_LOCK_RESTORED,
+            zkl__evq_push(c, &a->lk->op, ZKL_LOCK_RESTORED,
                           ZKL_OK);
         }
         break;
@@ -1890,7 +1889,7 @@ void zkl__on_suspended(zkl_client_t *c)
         if (a->goal == ZKL__GOAL_HOLD && a->lk != NULL &&
             !(a->flags & ZKL__F_SUSPENDED)) {
             a->flags |= ZKL__F_SUSPENDED;
-            zkl__op_queue(c, &a->lk->op, ZKL_LOCK_SUSPENDED,
+            zkl__evq_push(c, &a->lk->op, ZKL_LOCK_SUSPENDED,
                           ZKL_ESUSPENDED);
         }
     }

@@ -23,7 +23,7 @@
 
 #include "internal.h"
 
-/* The connection events' op: the client's own, never on c->ops. */
+/* The connection events' op: the client's own, never on its op list. */
 static void conn_deliver(zkl__op_t *op, int ev, int status)
 {
     zkl_client_t *c =
@@ -42,7 +42,7 @@ static void queue_conn_event(zkl_client_t *c, zkl_conn_event_t ev)
 {
     c->conn_state = (int)ev;
     if (c->conn_cb != NULL)
-        zkl__op_queue(c, &c->conn, (int)ev, 0);
+        zkl__evq_push(c, &c->conn, (int)ev, 0);
 }
 
 /* The session ended, with its nodes and watches: the ops hear it, then
@@ -634,7 +634,7 @@ static int watch(zkl_client_t *c, int zfd, int events)
 static void arm(zkl_client_t *c, int zfd, int events, long ms)
 {
     zkl__att_t *top;
-    uint64_t now = zkl__now_ms();
+    uint64_t now = zkl__now_ms(), at;
 
     if (c->ops == NULL)
         return;
@@ -645,8 +645,8 @@ static void arm(zkl_client_t *c, int zfd, int events, long ms)
         ms = 0;
     if ((top = zkl__heap_top(c)) != NULL)
         ms = sooner(ms, top->deadline, now);
-    if (zkl__ops_next_deadline(c) != 0)
-        ms = sooner(ms, zkl__ops_next_deadline(c), now);
+    if ((at = zkl__ops_next_deadline(c)) != 0)
+        ms = sooner(ms, at, now);
     if (c->natts > 0 && !c->presumed_lost)
         ms = sooner(ms, c->touched_at + lost_after(c), now);
     if (keepalive_wanted(c))

@@ -2,8 +2,8 @@
  * now (connected, no fence, no throttling pause), the window's count,
  * the pass's budget, and what each answer tells of the session (how
  * long the server may still keep it, a pause, a moved session). Owns
- * nothing; records facts in the client, which acts on them in its pass
- * (client.c), so that a completion never runs the machine. */
+ * nothing; records facts in the client and calls no layer above it:
+ * an expired session is reported to the caller (zkl__on_answer acts). */
 #include <sys/socket.h>
 
 #include "internal.h"
@@ -94,11 +94,11 @@ int zkl__on_result(zkl_client_t *c, int rc, uint64_t sent_at)
      * session before it refused (3.8 touches in submitRequestNow(),
      * ahead of every processor). Only the client's own codes say that
      * the server may never have seen the request. */
-    if ((k == ZKL__RC_CONNLOSS || k == ZKL__RC_GONE) && !refused_now)
-        return rc == ZSESSIONEXPIRED;
-    if (sent_at > c->touched_at) {
-        c->touched_at = sent_at;
-        c->presumed_lost = 0;
+    if ((k != ZKL__RC_CONNLOSS && k != ZKL__RC_GONE) || refused_now) {
+        if (sent_at > c->touched_at) {
+            c->touched_at = sent_at;
+            c->presumed_lost = 0;
+        }
     }
     return rc == ZSESSIONEXPIRED;
 }

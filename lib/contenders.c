@@ -115,7 +115,7 @@ static void req_done(zkl__contenders_req_t *r)
 {
     zkl_client_t *c = r->c;
 
-    if (zkl__op_queue(c, &r->op, 0, r->status) != ZKL_OK) {
+    if (zkl__evq_push(c, &r->op, 0, r->status) != ZKL_OK) {
         zkl__op_remove(c, &r->op); /* past the room set aside: logged */
         req_free(r);
     }
@@ -349,6 +349,9 @@ int zkl__req_new(zkl__contenders_req_t **out, zkl_client_t *c,
     r->arg = arg;
     r->sent_at = zkl__now_ms();
     memcpy(r->path, path, len + 1);
+    /* Listed before its first request goes: the ZooKeeper client may run
+     * a completion inside any call, and the answer must find its op. */
+    zkl__op_add(c, &r->op, &req_class);
     *out = r;
     return ZKL_OK;
 }
@@ -371,16 +374,8 @@ static int req_start(zkl__contenders_req_t *r, int rc)
     return ZKL_OK;
 }
 
-/* Listed before its first request goes: the ZooKeeper client may run a
- * completion inside any call, and the answer must find its op. */
-static void req_list(zkl__contenders_req_t *r)
-{
-    zkl__op_add(r->c, &r->op, &req_class);
-}
-
 int zkl__req_list(zkl__contenders_req_t *r)
 {
-    req_list(r);
     if (zkl__fence_up(r->c))
         return req_start(r, ZKL_ENOMEM); /* another request's fate is
                                             unknown */
@@ -418,6 +413,5 @@ int zkl_contenders_ex(zkl_client_t *c, const char *path,
 
 int zkl__req_one(zkl__contenders_req_t *r, const char *node)
 {
-    req_list(r);
     return req_start(r, send_part(r, node));
 }

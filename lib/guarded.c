@@ -18,11 +18,9 @@ typedef struct zkl__write_req zkl__write_req_t;
 struct zkl__write_req {
     zkl__op_t op;             /* listed from the send to its answer */
     zkl_client_t *c;
-    int orphan;
     zkl_write_cb cb;
     void *arg;
     uint64_t sent_at;
-    int status;
     size_t nguards, n;        /* the checks come first, then the ops */
     zoo_op_result_t *res;     /* nguards + n, written by the client */
     zkl_op_result_t *out;     /* n, what the callback sees */
@@ -30,6 +28,9 @@ struct zkl__write_req {
     char *made;               /* n buffers of made_len: created paths */
     size_t made_len;
 };
+
+/* The class of a batch whose call failed late (see zkl__write). */
+static const zkl__opclass_t orphan_class;
 
 static void write_free(zkl__write_req_t *w)
 {
@@ -75,8 +76,9 @@ static void write_done(int rc, const void *data)
     zkl__write_req_t *w = (zkl__write_req_t *)(uintptr_t)data;
     zkl_client_t *c = w->c;
     size_t i;
+    int status;
 
-    if (w->orphan) {
+    if (w->op.cls == &orphan_class) {
         /* Its call failed after all (see zkl__write): no callback. */
         zkl__op_remove(c, &w->op);
         write_free(w);
@@ -93,16 +95,16 @@ static void write_done(int rc, const void *data)
                                  ? w->made + i * w->made_len
                                  : NULL;
         }
-        w->status = ZKL_OK;
+        status = ZKL_OK;
     } else if (rc == ZTHROTTLEDOP) {
-        w->status = ZKL_ETHROTTLED; /* not looked at: nothing written */
+        status = ZKL_ETHROTTLED; /* not looked at: nothing written */
     } else if (zkl__rc_class(rc) == ZKL__RC_CONNLOSS ||
                zkl__rc_class(rc) == ZKL__RC_GONE) {
         /* Sent, and no answer: the server may have applied it before
          * the connection, the session or the client went (only while
          * the lock nodes existed). ZRUNTIMEINCONSISTENCY as the batch's
          * own code is the silent reset's (see error.c). */
-        w->status = ZKL_ECONNLOSS;
+        status = ZKL_ECONNLOSS;
     } else {
         size_t bad = w->nguards + w->n;
 
@@ -113,17 +115,17 @@ static void write_done(int rc, const void *data)
         if (bad < w->nguards) {
             /* A lock node gone; any other refusal of a check (no read
              * permission, say) says nothing of the hold. */
-            w->status = w->res[bad].err == ZNONODE
+            status = w->res[bad].err == ZNONODE
                             ? ZKL_EFENCED
                             : op_status(w->res[bad].err);
         } else if (bad < w->nguards + w->n) {
-            w->status = ZKL_EWRITE;
+            status = ZKL_EWRITE;
             w->out[bad - w->nguards].status = op_status(w->res[bad].err);
         } else {
-            w->status = zkl__from_zk(rc);
+            status = zkl__from_zk(rc);
         }
     }
-    if (zkl__op_queue(c, &w->op, 0, w->status) != ZKL_OK) {
+    if (zkl__evq_push(c, &w->op, 0, status) != ZKL_OK) {
         zkl__op_remove(c, &w->op); /* past the room set aside: logged */
         write_free(w);
     }
@@ -151,9 +153,9 @@ static const zkl__opclass_t write_class = {
     .room = 1, /* answered before the teardown: every completion ran */
 };
 
+/* It queues no event: its answer is dropped. */
 static const zkl__opclass_t orphan_class = {
-    .name = "orphaned write", .deliver = write_deliver,
-    .teardown = orphan_teardown,
+    .name = "orphaned write", .teardown = orphan_teardown,
 };
 
 /* What one op adds to the request, counted high: its path, its data,
@@ -323,7 +325,6 @@ int zkl__write(zkl_client_t *c, const zkl_lock_t *const *locks,
          * registered already: that completion will still run and write
          * into w, so w stays, as an orphan, until it does or the client
          * is freed. */
-        w->orphan = 1;
         zkl__op_add(c, &w->op, &orphan_class);
         zkl__kick(c); /* a failed send may have closed the socket */
         return is_unrecoverable(c->zh) == ZINVALIDSTATE ? ZKL_ESESSION

@@ -45,6 +45,7 @@
 
 typedef struct zkl__att zkl__att_t;
 typedef struct zkl__op zkl__op_t;
+typedef struct zkl__recipe zkl__recipe_t;
 typedef struct zkl__contenders_req zkl__contenders_req_t;
 typedef struct zkl__queue zkl__queue_t;
 typedef struct zkl__sem zkl__sem_t;
@@ -64,7 +65,7 @@ typedef struct zkl__views zkl__views_t;
  * member, and the client reaches it only through its class:
  *
  *   deliver(op, ev, st)  runs the user's callback for one event that
- *                        zkl__op_queue() queued: from the client's drain,
+ *                        zkl__evq_push() queued: from the client's drain,
  *                        the one place where user callbacks run. The op
  *                        may be freed by the callback, or by deliver.
  *   deadline(op)         the monotonic ms at which expire() is due, 0
@@ -116,10 +117,6 @@ struct zkl__op {
 
 void zkl__op_add(zkl_client_t *c, zkl__op_t *op, const zkl__opclass_t *cls);
 void zkl__op_remove(zkl_client_t *c, zkl__op_t *op);
-/* Queues one of op's events for its deliver(); the room for it was set
- * aside when op was accepted (zkl__evq_promise), else ZKL_ENOMEM: the
- * event is logged and dropped. */
-int zkl__op_queue(zkl_client_t *c, zkl__op_t *op, int ev, int status);
 /* An op started (+1) or stopped (-1) having a deadline. */
 void zkl__ops_timed(zkl_client_t *c, int delta);
 /* Some op has run() work: the client calls every driven op's run()
@@ -156,6 +153,9 @@ typedef struct zkl__event {
  * c->natts before it asks, promises 0. */
 int zkl__evq_promise(zkl_client_t *c, size_t k);
 #define ZKL__EVQ_SLACK 16
+/* Queues one of op's events for its deliver(); the room for it was set
+ * aside when op was accepted (zkl__evq_promise), else ZKL_ENOMEM: the
+ * event is logged and dropped. */
 int zkl__evq_push(zkl_client_t *c, zkl__op_t *op, int ev, int status);
 /* Drops the queued events of op (all op->nqueued of them). */
 void zkl__evq_purge(zkl_client_t *c, zkl__op_t *op);
@@ -180,9 +180,8 @@ typedef struct zkl__tabkind {
 int zkl__table_add(zkl__table_t *t, const zkl__tabkind_t *k, void *e,
                    uint64_t h);
 /* The chain where entries of hash h are (others share it): walk it
- * with zkl__table_next(), checking each entry's key. */
+ * through the entries' own link, checking each entry's key. */
 void *zkl__table_first(const zkl__table_t *t, uint64_t h);
-void *zkl__table_next(const zkl__tabkind_t *k, const void *e);
 /* 1 when e was in (filed under h) and is out now. */
 int zkl__table_remove(zkl__table_t *t, const zkl__tabkind_t *k, void *e,
                       uint64_t h);
@@ -226,9 +225,9 @@ void zkl__uuid(char out[ZKL__UUID_LEN + 1]);
  * whose Curator order is not creation order (those queues are listed). */
 uint32_t zkl__seq_of(const char *name);
 /* Length of a lock node name zklock could have created for a lock of
- * this tag ("_c_<uuid>" + the tag + a ten- or eleven-character
+ * this recipe ("_c_<uuid>" + its tag + a ten- or eleven-character
  * ZooKeeper sequence), else 0. */
-size_t zkl__own_name_len(const char *name, const char *tag, size_t taglen);
+size_t zkl__own_name_len(const char *name, const zkl__recipe_t *r);
 
 /* ---- error.c: ZooKeeper result codes, classified once ---- */
 enum zkl__rc_class {
@@ -452,7 +451,7 @@ void zkl__on_deadlines(zkl_client_t *c, uint64_t now);
  * down here, and the attempt machine (attempt.c) reaches it only
  * through this table: it does everything else (create, recover, list,
  * watch, re-check, delete) the same way for every kind. */
-typedef struct zkl__recipe {
+struct zkl__recipe {
     const char *name;          /* for logs */
     const char *tag;           /* after "_c_<uuid>" in our node names */
     size_t taglen;
@@ -513,7 +512,7 @@ typedef struct zkl__recipe {
      * handle (lk->sem). */
     int (*acquire)(zkl_lock_t *lk, long timeout_ms);
     void (*handle_free)(zkl_lock_t *lk);
-} zkl__recipe_t;
+};
 
 /* What kind of lock a child name belongs to, by Curator's tags. */
 zkl_lock_kind_t zkl__kind_of(const char *name);

@@ -194,7 +194,7 @@ static int reenter(zkl_lock_t *lk, int ev)
         lk->reentered++;
     else
         lk->reentered--;
-    if (zkl__op_queue(c, &lk->op, ev, ZKL_OK) == ZKL_OK &&
+    if (zkl__evq_push(c, &lk->op, ev, ZKL_OK) == ZKL_OK &&
         ev == ZKL_LOCK_ACQUIRED)
         c->stats.grants++;
     zkl__kick(c);

@@ -111,7 +111,7 @@ static void give_back(struct zkl__member *mb)
 
 static void queue(zkl_multi_t *m, int ev, int status)
 {
-    if (zkl__op_queue(m->c, &m->op, ev, status) == ZKL_OK &&
+    if (zkl__evq_push(m->c, &m->op, ev, status) == ZKL_OK &&
         ev == ZKL_LOCK_LOST)
         m->lost_untold = 1;
 }

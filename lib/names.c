@@ -197,8 +197,10 @@ uint32_t zkl__seq_of(const char *name)
     return k[i] == '\0' && v < UINT32_MAX ? (uint32_t)v : UINT32_MAX;
 }
 
-size_t zkl__own_name_len(const char *name, const char *tag, size_t taglen)
+size_t zkl__own_name_len(const char *name, const zkl__recipe_t *r)
 {
+    const char *tag = r->tag;
+    size_t taglen = r->taglen;
     const char *s = name + ZKL__PREFIX_LEN + taglen;
     char again[16];
     size_t n;

@@ -51,11 +51,6 @@ void zkl__op_remove(zkl_client_t *c, zkl__op_t *op)
     c->evq_promised -= op->cls->room;
 }
 
-int zkl__op_queue(zkl_client_t *c, zkl__op_t *op, int ev, int status)
-{
-    return zkl__evq_push(c, op, ev, status);
-}
-
 void zkl__ops_timed(zkl_client_t *c, int delta)
 {
     c->ops_timed += (size_t)(ssize_t)delta;

@@ -65,11 +65,6 @@ void *zkl__table_first(const zkl__table_t *t, uint64_t h)
     return t->size != 0 ? *chain(t, h) : NULL;
 }
 
-void *zkl__table_next(const zkl__tabkind_t *k, const void *e)
-{
-    return NEXT(k, e);
-}
-
 static int unlink_from(zkl__table_t *t, const zkl__tabkind_t *k,
                        void **pp, void *e)
 {
