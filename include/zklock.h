@@ -4,8 +4,11 @@
  * Threading model
  *   Everything runs on one thread: the thread that drives the loop the
  *   client is attached to. No function may be called concurrently on the
- *   same client. The library creates no thread and never blocks, except
- *   zkl_client_free() (see there).
+ *   same client or on any object of it. Several clients may share a
+ *   thread, and several threads may each run a loop with clients of
+ *   their own. The library creates no thread and never blocks, except
+ *   zkl_client_free() (see there). Only zkl_strerror() and
+ *   zkl_err_name() may be called from any thread at any time.
  *
  * Callbacks
  *   - Callbacks run only from zkl_client_on_io() / zkl_client_on_timer(),
@@ -16,6 +19,9 @@
  *   - When a function that starts an operation returns 0, the operation's
  *     callback is called exactly once later. When it returns an error, the
  *     callback is never called for it.
+ *   - The arg given with a callback is never touched by the library;
+ *     what a callback is handed besides (names, contenders, results) is
+ *     borrowed until it returns.
  *   - Inside a callback every function of this API may be called, including
  *     zkl_lock_free() and zkl_client_free() on the object the callback is
  *     about; zkl_client_on_io() and zkl_client_on_timer() may not.
@@ -35,11 +41,38 @@
  *
  * Errors
  *   Functions return 0 (ZKL_OK) or a negative ZKL_E* code; zkl_strerror()
- *   gives its text. Codes are stable across releases.
+ *   gives its text. Codes are stable across releases, and callbacks'
+ *   statuses are the same codes. Bad input (a NULL handle or callback,
+ *   a malformed path, the release of a lock not held, a double release,
+ *   a cancel after the acquire ended) gets its code, never a crash or a
+ *   stray node.
  *
  * Ownership
  *   Strings passed in are copied. Every object is freed by the matching
- *   *_free() of its creator; the table at each type says who owns what.
+ *   *_free() of its creator; each constructor's "Owner:" says who owns
+ *   what. A constructor that fails stores NULL in its out pointers (those
+ *   that are not NULL).
+ *
+ * Shutting down
+ *   A program stops using zklock cleanly in this order, on the loop's
+ *   thread:
+ *   1. Release what it holds and cancel what it waits for:
+ *      zkl_lock_release(), zkl_lock_cancel(), zkl_multi_release(),
+ *      zkl_multi_cancel(). Waiting for their callbacks is optional:
+ *      freeing a handle releases or cancels silently.
+ *   2. Free every handle: zkl_lock_free(), zkl_multi_free(). No
+ *      callback of a freed handle runs; its node is still deleted, in
+ *      the background.
+ *   3. To have the nodes go by their own deletes rather than by the
+ *      session's close, run the loop until zkl_client_pending() is 0.
+ *   4. zkl_client_free() closes the session (which deletes the client's
+ *      remaining nodes while connected), runs every callback still
+ *      pending and detaches the adapter from the loop. It may block up
+ *      to about 5.5 s when the server does not answer.
+ *   5. Then free the loop: event_base_free(), ev_loop_destroy(),
+ *      g_main_context_unref(), sd_event_unref(); with libuv, run the
+ *      loop once more (the adapter's handles close asynchronously)
+ *      before uv_loop_close(). The loop must outlive the client.
  */
 #ifndef ZKLOCK_H
 #define ZKLOCK_H
@@ -63,8 +96,13 @@ extern "C" {
 /* Errors                                                              */
 /* ------------------------------------------------------------------ */
 
-/* One table generates the codes, zkl_strerror() and zkl_err_name(). The
- * range stays clear of ZooKeeper's own codes (-1..-127) and of -errno. */
+/* One table generates the codes, zkl_strerror() and zkl_err_name(); it is
+ * public: ZKL_ERRNO_MAP(XX) calls XX(name, value, text) once per code,
+ * name without its ZKL_ prefix, so a program can build tables of its
+ * own. The range stays clear of ZooKeeper's own codes (-1..-127) and of
+ * -errno. A session that "may expire before this client could know"
+ * (ZKL_ESESSION) is one that no answer has kept alive for 9/10 of its
+ * timeout, connected or not: see ZKL_LOCK_LOST. */
 #define ZKL_ERRNO_MAP(XX)                                                   \
     XX(EINVAL, -1001, "invalid argument")                                   \
     XX(EBADPATH, -1002, "malformed path (must be absolute, no empty, '.' "  \
@@ -82,8 +120,8 @@ extern "C" {
     XX(ETIMEDOUT, -1009, "the lock was not acquired within the timeout")    \
     XX(ECANCELED, -1010, "the acquire was cancelled")                       \
     XX(ECLOSED, -1011, "the client is closed or closing")                   \
-    XX(ESESSION, -1012, "the ZooKeeper session expired (or was "            \
-                        "disconnected for longer than its timeout)")        \
+    XX(ESESSION, -1012, "the ZooKeeper session expired (or may expire "     \
+                        "before this client could know)")                   \
     XX(ESUSPENDED, -1013, "the connection to ZooKeeper is lost; the hold "  \
                           "is uncertain until it comes back")               \
     XX(ENODEGONE, -1014, "the lock node was deleted by someone else")       \
@@ -127,16 +165,18 @@ typedef enum zkl_error {
 #undef ZKL__ERR_ENUM
 } zkl_error_t;
 
-/* Text of an error code; never NULL, static storage. */
+/* Text of an error code: "success" for 0, "unknown zklock error code"
+ * for a value that is none. Never NULL, static storage. */
 ZKL_EXTERN const char *zkl_strerror(int err);
-/* Symbolic name of an error code ("ZKL_ETIMEDOUT"); never NULL. */
+/* Symbolic name of an error code ("ZKL_ETIMEDOUT"): "ZKL_OK" for 0,
+ * "ZKL_UNKNOWN" for a value that is none. Never NULL, static storage. */
 ZKL_EXTERN const char *zkl_err_name(int err);
 
 /* Longest lock path accepted, in bytes, without the terminating NUL. */
 #define ZKL_PATH_MAX 1024
 
-/* Checks a lock path without touching the server: 0 or ZKL_EBADPATH
- * (ZKL_EINVAL for NULL). Lock paths are absolute ZooKeeper paths other
+/* Checks a lock path without touching the server, as every call that
+ * takes a lock path does: 0 or ZKL_EBADPATH (ZKL_EINVAL for NULL). Lock paths are absolute ZooKeeper paths other
  * than "/" and not under "/zookeeper". */
 ZKL_EXTERN int zkl_path_validate(const char *path);
 /* As zkl_path_validate(), and says which rule a bad path breaks, with
@@ -150,6 +190,12 @@ ZKL_EXTERN int zkl_path_explain(const char *path, char *buf, size_t size);
 /* ------------------------------------------------------------------ */
 /* Version                                                             */
 /* ------------------------------------------------------------------ */
+
+/* <zklock_version.h> (included above) gives the version a program was
+ * compiled against: ZKL_VERSION_MAJOR, ZKL_VERSION_MINOR and
+ * ZKL_VERSION_PATCH as numbers, ZKL_VERSION_STRING as text, and
+ * ZKL_VERSION_NUM, (major << 16) | (minor << 8) | patch. The functions
+ * below give the library's own, which may be newer. */
 
 /* ZKL_VERSION_NUM of the library actually linked. */
 ZKL_EXTERN unsigned zkl_version(void);
@@ -167,13 +213,16 @@ typedef enum zkl_log_level {
     ZKL_LOG_DEBUG = 4
 } zkl_log_level_t;
 
+/* A log line: msg is valid only during the call. The log says what
+ * codes cannot: the ZooKeeper result behind a ZKL_EZK, why an adapter
+ * answered ZKL_ELOOP, a count node that held no count. */
 typedef void (*zkl_log_fn)(zkl_log_level_t level, const char *msg,
                            void *arg);
 
 /* Routes zklock's and the ZooKeeper client's log lines to fn, up to
  * max_level. Process-global, because the ZooKeeper client's own log hook
- * carries no user pointer. Default: silent. fn NULL turns logging off.
- * Call it before creating clients. */
+ * carries no user pointer, and not thread-safe. Default: silent. fn
+ * NULL turns logging off. Call it before creating clients. */
 ZKL_EXTERN void zkl_set_log(zkl_log_fn fn, void *arg,
                             zkl_log_level_t max_level);
 
@@ -202,12 +251,14 @@ typedef struct zkl_allocator {
  * callback queue, so a later failure cannot cost it its ending; only a
  * burst of more events at once than there are attempts (plus a few)
  * makes the queue grow, and a failure then is logged and drops that
- * callback. Errors: ZKL_EINVAL (a member is NULL). */
+ * callback. Errors: ZKL_EINVAL (a member is NULL: the allocator is
+ * unchanged). */
 ZKL_EXTERN int zkl_set_allocator(const zkl_allocator_t *a);
 
 /* Memory from the allocator set above, for loop adapters and other code
  * built on zklock, so that all of zklock's memory is counted in one
- * place. Release with zkl_free() (NULL is ignored). */
+ * place: NULL when the allocator has none. Release with zkl_free()
+ * (NULL is ignored). */
 ZKL_EXTERN void *zkl_malloc(size_t size);
 ZKL_EXTERN void *zkl_calloc(size_t n, size_t size);
 ZKL_EXTERN void zkl_free(void *p);
@@ -221,6 +272,7 @@ typedef struct zkl_options zkl_options_t;
 /* What a client uses when its options do not say (the CLI too). */
 #define ZKL_DEFAULT_SERVERS "127.0.0.1:2181"
 #define ZKL_DEFAULT_SESSION_TIMEOUT 10000
+
 typedef struct zkl_client zkl_client_t;
 
 /* Connection events delivered to the client's connection callback. */
@@ -238,10 +290,12 @@ typedef enum zkl_conn_event {
      * new session that the client opens by itself (ZKL_CONN_CONNECTED
      * follows). */
     ZKL_CONN_EXPIRED = 4,
-    /* Authentication failed; the client is unusable. */
+    /* Authentication failed; the client is unusable: free it. */
     ZKL_CONN_AUTH_FAILED = 5
 } zkl_conn_event_t;
 
+/* Lock handles get their own events of all this; the connection
+ * callback is for logs and for work that depends on the connection. */
 typedef void (*zkl_conn_cb)(zkl_client_t *c, zkl_conn_event_t ev,
                             void *arg);
 
@@ -250,12 +304,14 @@ typedef void (*zkl_conn_cb)(zkl_client_t *c, zkl_conn_event_t ev,
 ZKL_EXTERN const char *zkl_conn_event_name(zkl_conn_event_t ev);
 
 /* Options are a builder: create, set, pass to zkl_client_new() (which
- * copies what it needs), free. Owner: the caller. Errors: ZKL_EINVAL
- * (out is NULL), ZKL_ENOMEM. */
+ * copies what it needs), free; one options object may serve several
+ * clients. Every set and add function fails with ZKL_EINVAL when o is
+ * NULL. Owner: the caller. Errors: ZKL_EINVAL (out is NULL),
+ * ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_options_new(zkl_options_t **out);
 ZKL_EXTERN void zkl_options_free(zkl_options_t *o);
 /* "host:port,host:port,..." (IP literals recommended: the ZooKeeper
- * client resolves names with blocking calls). Default "127.0.0.1:2181".
+ * client resolves names with blocking calls, on the loop's thread). Default "127.0.0.1:2181".
  * Errors: ZKL_EINVAL (a list zkl_servers_explain() refuses),
  * ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_options_set_servers(zkl_options_t *o, const char *hosts);
@@ -286,13 +342,18 @@ ZKL_EXTERN int zkl_servers_explain(const char *hosts, char *buf,
  * it. Errors: ZKL_EINVAL (o NULL). */
 #define ZKL_DEFAULT_WINDOW 1000
 ZKL_EXTERN int zkl_options_set_window(zkl_options_t *o, int n);
-/* Requested session timeout; the server clamps it to 2..20 ticks.
+/* Requested session timeout; the server clamps it to 2..20 ticks. It
+ * is how long a process may be cut off or stopped before its session
+ * and its locks are gone, and about how soon the locks of a crashed
+ * process are free again.
  * Default 10000. Errors: ZKL_EINVAL (< 1 or > 600000 ms). */
 ZKL_EXTERN int zkl_options_set_session_timeout(zkl_options_t *o, int ms);
 /* Every path of the client is relative to this node (which must exist).
- * NULL or "/" for none. Errors: ZKL_EBADPATH, ZKL_ENOMEM. */
+ * NULL or "/" for none, the default. Errors: ZKL_EINVAL (o NULL),
+ * ZKL_EBADPATH, ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_options_set_chroot(zkl_options_t *o, const char *path);
-/* Connection callback (may be NULL). arg is never touched. */
+/* Connection callback (may be NULL). arg is never touched.
+ * Errors: ZKL_EINVAL (o NULL). */
 ZKL_EXTERN int zkl_options_set_conn_cb(zkl_options_t *o, zkl_conn_cb cb,
                                        void *arg);
 
@@ -326,7 +387,7 @@ typedef enum zkl_acl {
 
 /* Default ZKL_ACL_OPEN. ZKL_ACL_PRIVATE needs at least one add_auth or
  * add_acl_id, else zkl_client_new() fails with ZKL_EINVAL.
- * Errors: ZKL_EINVAL. */
+ * Errors: ZKL_EINVAL (o NULL, an unknown mode). */
 ZKL_EXTERN int zkl_options_set_acl(zkl_options_t *o, zkl_acl_t mode);
 /* Adds an identity to ZKL_ACL_PRIVATE's set (and selects that mode),
  * in ZooKeeper's form: ("digest", "bob:<base64 sha1 of bob:password>"),
@@ -342,7 +403,8 @@ ZKL_EXTERN int zkl_options_add_acl_id(zkl_options_t *o, const char *scheme,
  * until a loop is attached: acquires and listings started before then
  * are queued and go out on attach (an acquire's timeout runs from the
  * call). Owner: the caller, freed by zkl_client_free().
- * Errors: ZKL_EINVAL (NULL out), ZKL_ENOMEM (also when the ZooKeeper
+ * Errors: ZKL_EINVAL (NULL out, or ZKL_ACL_PRIVATE with no identity),
+ * ZKL_ENOMEM (also when the ZooKeeper
  * client could not allocate its handle), ZKL_EZK (the ZooKeeper client
  * refused the server list). */
 ZKL_EXTERN int zkl_client_new(zkl_client_t **out, const zkl_options_t *o);
@@ -351,12 +413,15 @@ ZKL_EXTERN int zkl_client_new(zkl_client_t **out, const zkl_options_t *o);
  * gets its callback exactly once before this returns (or, when called from
  * inside a callback, before the loop's current dispatch returns): acquires
  * with ZKL_LOCK_FAILED / ZKL_ECLOSED, releases with ZKL_LOCK_RELEASED /
- * ZKL_ECLOSED, held locks with ZKL_LOCK_LOST / ZKL_ECLOSED, listings with
+ * ZKL_ECLOSED, held locks with ZKL_LOCK_LOST / ZKL_ECLOSED, multi-locks
+ * as lock handles, guarded writes already sent with ZKL_ECONNLOSS,
+ * listings with
  * ZKL_ECLOSED; this is the one call inside which callbacks run. Closing
  * the session deletes every lock node it owns when the client is
  * connected; when it is not, the nodes stay until the server expires the
- * session (one session timeout). Lock handles stay valid but
- * inert (every call returns ZKL_ECLOSED) until the user frees them.
+ * session (one session timeout). Lock and multi-lock handles stay
+ * valid but inert (every call returns ZKL_ECLOSED) until the user frees
+ * them.
  * Replies still on their way are read first (for at most 1 s), so that
  * the close reaches the server on a quiet connection. The loop
  * adapter's detach hook is called. May block up to ~5.5 s when the
@@ -383,7 +448,9 @@ ZKL_EXTERN int zkl_client_session_timeout(const zkl_client_t *c);
  * guarded writes until their callback has run, and the background
  * deletes of abandoned and duplicate lock nodes. 0 means every node
  * this client created is known gone; the callbacks of the attempts
- * that ended may still be queued (see Callbacks at the top). */
+ * that ended may still be queued (see Callbacks at the top). To have
+ * the nodes go by their own deletes rather than by the session's close,
+ * run the loop until this is 0 before zkl_client_free(). */
 ZKL_EXTERN size_t zkl_client_pending(const zkl_client_t *c);
 
 /* Counters of one client since zkl_client_new(), for monitoring and
@@ -443,12 +510,17 @@ typedef struct zkl_loop_ops {
      * call returns, the previous fd must no longer be watched, even if
      * the call fails, and the loop must have let go of it at once (not
      * at its next turn): zklock closes it right after. Return 0, or -1
-     * on failure. */
+     * on failure (logged). */
     int (*io)(void *loop_data, int fd, int events, int reset);
     /* Arm the one timer, replacing any earlier deadline; ms < 0 disarms
-     * it, 0 means as soon as possible. Return 0 or -1. */
+     * it, 0 means as soon as possible. One-shot: the core arms it again
+     * when it needs it. Return 0 or -1. */
     int (*timer)(void *loop_data, long ms);
-    /* The client is going away: free loop_data. Called exactly once. */
+    /* The client is going away: stop watching the fd, disarm the timer
+     * (the core calls neither hook for this first) and free loop_data.
+     * Called exactly once, from zkl_client_free(), which may itself run
+     * inside zkl_client_on_io() or zkl_client_on_timer(). May be NULL
+     * when the adapter has nothing to undo. */
     void (*detach)(void *loop_data);
 } zkl_loop_ops_t;
 
@@ -460,8 +532,13 @@ typedef struct zkl_loop_ops {
  * loops, one per thread, each get a whole budget). Clients of the same
  * servers (and chroot) attached on one thread also share what they
  * learn of lock queues, so a process that spreads its waiters over
- * several sessions hands a lock on without listing the queue.
- * Errors: ZKL_EINVAL, ZKL_EBUSY (already attached), ZKL_ECLOSED. */
+ * several sessions hands a lock on without listing the queue. A client
+ * with more work than the budget arms its timer with 0 and goes on at
+ * the next turn, so it does not starve the loop's other events. On
+ * error nothing is attached and detach is never called: the adapter
+ * frees loop_data itself.
+ * Errors: ZKL_EINVAL (NULL c or ops, a NULL io or timer hook),
+ * ZKL_EBUSY (already attached), ZKL_ECLOSED (the client is closing). */
 ZKL_EXTERN int zkl_client_attach(zkl_client_t *c, const zkl_loop_ops_t *ops,
                                  void *loop_data);
 /* The loop_data given to zkl_client_attach() when c is attached through
@@ -469,9 +546,12 @@ ZKL_EXTERN int zkl_client_attach(zkl_client_t *c, const zkl_loop_ops_t *ops,
  * from the client alone (zkl_poll_run() does). */
 ZKL_EXTERN void *zkl_client_loop_data(const zkl_client_t *c,
                                       const zkl_loop_ops_t *ops);
-/* Adapter -> core: fd became ready for events (ZKL_READ|ZKL_WRITE). Runs
- * callbacks. May free the client when the user asked for it from a
- * callback: make it the last thing the adapter's handler does. */
+/* Adapter -> core: fd became ready for events (ZKL_READ|ZKL_WRITE);
+ * report an error or a hang-up on fd as ZKL_READ (the ZooKeeper client
+ * finds the failure when it reads). Runs callbacks. May free the client
+ * when the user asked for it from a callback, and detach loop_data with
+ * it: make it the last thing the adapter's handler does, and touch
+ * neither c nor loop_data after it. */
 ZKL_EXTERN void zkl_client_on_io(zkl_client_t *c, int events);
 /* Adapter -> core: the timer fired. Same rules as zkl_client_on_io(). */
 ZKL_EXTERN void zkl_client_on_timer(zkl_client_t *c);
@@ -500,7 +580,10 @@ typedef enum zkl_lock_event {
      * ZKL_ENOMEM (the ZooKeeper client could not build a request),
      * ZKL_EQUOTA (a hard quota on the lock path refused the node),
      * ZKL_ETHROTTLED (try-lock only: the server was throttling),
-     * ZKL_ECOUNT and ZKL_ELIMIT (leases: see zkl_lease_new()),
+     * ZKL_ECOUNT and ZKL_ELIMIT (leases: see zkl_lease_new() and
+     * zkl_lease_set_count()), ZKL_EKIND (the path is in use by another
+     * kind of lock), ZKL_ENODEGONE (a downgrade whose write node was
+     * deleted: see zkl_rwlock_new()),
      * ZKL_EZK (another definite refusal by the server; see the log).
      * Connection trouble of any kind is not a failure: the acquire waits
      * through it, and through a server that throttles (new requests
@@ -515,7 +598,8 @@ typedef enum zkl_lock_event {
     /* While held, after ZKL_LOCK_SUSPENDED: the session survived and the
      * lock node was confirmed to still exist; status 0. */
     ZKL_LOCK_RESTORED = 4,
-    /* The hold is over without a release: ZKL_ESESSION (the session
+    /* The hold is over without a release, and another contender may
+     * hold the lock now: ZKL_ESESSION (the session
      * expired, or may expire before this client could know: see below),
      * ZKL_ENODEGONE (node deleted by someone else), ZKL_EAUTH
      * (authentication failed: the client is unusable), ZKL_ECLOSED
@@ -579,7 +663,13 @@ ZKL_EXTERN const char *zkl_lock_event_name(zkl_lock_event_t ev);
  * that the server removes once empty). Owner: the caller, freed by
  * zkl_lock_free(); path is copied; arg is never touched.
  * Node names are Curator's ("_c_<uuid>-lock-<seq>") and ordering is
- * Curator's, so zklock and Curator's InterProcessMutex exclude each other.
+ * Curator's, so zklock and Curator's InterProcessMutex exclude each other
+ * and share one first-in, first-out queue. A create whose answer was
+ * lost is found again by the uuid in its name. A handle (of any kind)
+ * has at most one acquire or hold at a time (a reentrant one counts its
+ * holds) and is reusable: once its hold ends or its acquire fails, it
+ * may acquire again. Two handles in one process contend as two
+ * processes would.
  * Errors: ZKL_EINVAL (NULL c, out or cb), ZKL_EBADPATH, ZKL_ENOMEM,
  * ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_lock_new(zkl_lock_t **out, zkl_client_t *c,
@@ -608,7 +698,9 @@ typedef enum zkl_lock_kind {
  * before it: a release wakes only contenders that may then hold (all
  * the readers right behind a writer at once). An acquire on a path that
  * holds nodes of another kind (mutex nodes under a read/write lock,
- * read/write nodes under a mutex, a semaphore) fails with ZKL_EKIND.
+ * read/write nodes under a mutex, a semaphore) fails with ZKL_EKIND. A
+ * lone side is tied to nothing: its read side never downgrades and its
+ * write side never gets ZKL_EUPGRADE (zkl_rwlock_new() ties them).
  * Errors: those of zkl_lock_new(), ZKL_EINVAL (another kind). */
 ZKL_EXTERN int zkl_lock_new_kind(zkl_lock_t **out, zkl_client_t *c,
                                  const char *path, zkl_lock_kind_t kind,
@@ -670,7 +762,10 @@ ZKL_EXTERN int zkl_rwlock_new(zkl_lock_t **read_out, zkl_lock_t **write_out,
  * zkl_lock_token() gives the lease node's czxid, unique but not an
  * order: leases are held side by side. Only the waiter holding path/locks watches the leases, so a
  * release wakes one waiter however many wait. With max_leases 1 it is
- * Curator's InterProcessSemaphoreMutex (not reentrant).
+ * Curator's InterProcessSemaphoreMutex (not reentrant). A mutex or
+ * read/write lock on a semaphore's path fails with ZKL_EKIND; a
+ * semaphore on a lock's path is not refused (Curator does not check
+ * either).
  * Owner: the caller, freed by zkl_lock_free().
  * Errors: ZKL_EINVAL (NULL c, out or cb; max_leases out of range),
  * ZKL_EBADPATH (also a path too long for its "/leases" child),
@@ -685,7 +780,8 @@ ZKL_EXTERN int zkl_lease_new(zkl_lock_t **out, zkl_client_t *c,
  * (and creates it, with max_leases as its value, when it does not
  * exist) and watches it while it waits: a change takes effect for
  * waiting acquires at once (lowering it ends no hold). NULL goes back
- * to max_leases. Takes effect at the next acquire.
+ * to max_leases. Takes effect at the next acquire. An acquire that
+ * finds the node not holding a count fails with ZKL_ECOUNT.
  * Errors: ZKL_EINVAL (not a lease), ZKL_EBADPATH, ZKL_ENOMEM,
  * ZKL_ECLOSED. */
 ZKL_EXTERN int zkl_lease_set_count(zkl_lock_t *lease,
@@ -837,7 +933,8 @@ ZKL_EXTERN const char *zkl_lock_state_name(zkl_lock_state_t st);
  * Errors: ZKL_EINVAL, ZKL_ENOTHELD. */
 ZKL_EXTERN int zkl_lock_token(const zkl_lock_t *lk, uint64_t *token);
 
-/* The lock path as given (borrowed, valid until zkl_lock_free()). */
+/* The lock path as given (borrowed, valid until zkl_lock_free()); NULL
+ * for NULL. */
 ZKL_EXTERN const char *zkl_lock_path(const zkl_lock_t *lk);
 
 /* Longest lock node name zklock creates, NUL included: "_c_", a uuid,
@@ -857,7 +954,8 @@ ZKL_EXTERN int zkl_lock_node_name(const zkl_lock_t *lk, char *buf,
 /* ------------------------------------------------------------------ */
 
 /* names: child node names of the lock path in queue order (holder
- * first; Curator's order, by the digits after the tag), borrowed
+ * first; Curator's order, by the digits after the tag: the order in
+ * which they hold, or for a read/write lock may hold), borrowed
  * for the duration of the callback. status: 0 (a missing lock path is 0
  * with n == 0), ZKL_ECONNLOSS, ZKL_ESESSION, ZKL_ECLOSED, ZKL_EAUTH,
  * ZKL_ENOMEM (no memory to copy the names, or the ZooKeeper client
@@ -867,11 +965,13 @@ typedef void (*zkl_contenders_cb)(zkl_client_t *c, int status,
                                   const char *const *names, size_t n,
                                   void *arg);
 
-/* Lists the contenders of a lock path. Callback: exactly once, from the
- * loop. One request, never retried: a throttling server's
- * ZKL_ETHROTTLED, or ZKL_ENOMEM while another request's fate is unknown
- * (the ZooKeeper client could not queue it: zkl_stats_t.fences), says
- * to ask again later. Errors: ZKL_EINVAL, ZKL_EBADPATH, ZKL_ENOMEM, ZKL_ECLOSED,
+/* Lists the contenders of a lock path (for a semaphore: path/leases,
+ * the leases, or path/locks, the acquires queued on its mutex).
+ * Callback: exactly once, from the loop. One request, never retried: a
+ * throttling server's ZKL_ETHROTTLED, or ZKL_ENOMEM while another
+ * request's fate is unknown (the ZooKeeper client could not queue it:
+ * zkl_stats_t.fences), says to ask again later. Errors: ZKL_EINVAL
+ * (NULL c, path or cb), ZKL_EBADPATH, ZKL_ENOMEM, ZKL_ECLOSED,
  * ZKL_ESESSION (the session is gone), ZKL_EAUTH. */
 ZKL_EXTERN int zkl_contenders(zkl_client_t *c, const char *path,
                               zkl_contenders_cb cb, void *arg);
@@ -887,9 +987,9 @@ typedef struct zkl_contender {
                               lease node (each counts against the limit,
                               though the acquire holding the semaphore's
                               mutex may still wait with its own) */
-    const char *data;      /* its data, NUL-terminated for printing
-                              (len excludes the NUL); NULL if the node
-                              went before it could be read */
+    const char *data;      /* its data: any bytes, NUL-terminated for
+                              printing (len excludes the NUL); NULL if
+                              the node went before it could be read */
     size_t len;
 } zkl_contender_t;
 
@@ -917,7 +1017,8 @@ ZKL_EXTERN int zkl_contenders_ex(zkl_client_t *c, const char *path,
  * and zklock's elect one leader between them. The participant is a lock
  * handle of kind ZKL_KIND_LATCH: zkl_lock_acquire() joins the election
  * and answers ZKL_LOCK_ACQUIRED when it becomes leader (timeout_ms as
- * for a lock: < 0 waits for leadership as long as it takes);
+ * for a lock: < 0 waits for leadership as long as it takes, 0
+ * succeeds only if the participant leads at once);
  * ZKL_LOCK_SUSPENDED, _RESTORED and _LOST tell the leader when its
  * leadership is uncertain, confirmed and over, timed as for a lock;
  * zkl_lock_release() (or _cancel() before leadership) leaves the
@@ -1005,14 +1106,16 @@ typedef void (*zkl_write_cb)(zkl_client_t *c, int status,
  * node goes first in the same transaction. So a holder whose lock was
  * lost (its session expired while it was cut off, or its node was
  * deleted) writes nothing, whenever the batch arrives. Callback: exactly
- * once, from the loop (also when lk is freed first). Lock paths are not
+ * once, from the loop (also when lk is freed first: keep arg valid
+ * until it has run). Lock paths are not
  * fit targets: the batch must not write into the queues it guards.
  * Errors: ZKL_EINVAL (NULL lk, ops or cb, n == 0 or above
  * ZKL_WRITE_OPS_MAX, more than ZKL_WRITE_BYTES_MAX, an unknown type or
  * flag, data NULL with len > 0),
  * ZKL_EBADPATH, ZKL_ENOTHELD (not held now, or releasing), ZKL_ENOMEM
  * (also while another request's fate is unknown: zkl_stats_t.fences;
- * try again later), ZKL_ECLOSED, ZKL_ESESSION, ZKL_EAUTH. */
+ * try again later), ZKL_ECLOSED, ZKL_ESESSION (the session is gone),
+ * ZKL_EAUTH (not authorized, or authentication failed). */
 ZKL_EXTERN int zkl_lock_write(zkl_lock_t *lk, const zkl_op_t *ops,
                               size_t n, zkl_write_cb cb, void *arg);
 
@@ -1088,7 +1191,8 @@ ZKL_EXTERN int zkl_multi_is_held(const zkl_multi_t *m);
 ZKL_EXTERN size_t zkl_multi_size(const zkl_multi_t *m);
 /* Member i (0 .. size-1) in the order they are taken, for its path,
  * kind, token and node name (borrowed, valid until zkl_multi_free();
- * NULL when i is out of range). */
+ * NULL when i is out of range). For reading only: acquire, cancel,
+ * release and free the set, never a member. */
 ZKL_EXTERN const zkl_lock_t *zkl_multi_lock(const zkl_multi_t *m,
                                             size_t i);
 /* As zkl_lock_write(), guarded by every member's node at once.
@@ -1114,7 +1218,7 @@ typedef void (*zkl_revoke_cb)(zkl_client_t *c, int status, size_t n,
  * is told; others never notice. A node that is gone is skipped.
  * Callback: exactly once, from the loop. Errors: ZKL_EINVAL (NULL c, cb
  * or path, a node name with a '/'), ZKL_EBADPATH, ZKL_ENOMEM,
- * ZKL_ECLOSED, ZKL_ESESSION, ZKL_EAUTH. */
+ * ZKL_ECLOSED, ZKL_ESESSION (the session is gone), ZKL_EAUTH. */
 ZKL_EXTERN int zkl_revoke(zkl_client_t *c, const char *path,
                           const char *node, zkl_revoke_cb cb, void *arg);
 

@@ -7,7 +7,9 @@
  *
  * Ownership: the adapter's state (one ev_io, one ev_timer) is allocated
  * with zkl_malloc() and freed by zkl_client_free(), which stops both
- * watchers. The loop is the caller's and must outlive the client. */
+ * watchers. The loop is the caller's and must outlive the client. Run
+ * it on one thread only, the one that calls zklock. This header
+ * declares struct ev_loop only: include <ev.h> to use libev. */
 #ifndef ZKLOCK_LIBEV_H
 #define ZKLOCK_LIBEV_H
 

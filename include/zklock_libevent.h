@@ -1,5 +1,5 @@
-/* zklock on a libevent loop (libzklock-libevent, pkg-config
- * zklock-libevent).
+/* zklock on a libevent (2.1 or later) loop (libzklock-libevent,
+ * pkg-config zklock-libevent).
  *
  *   struct event_base *base = event_base_new();
  *   zkl_client_new(&c, opts);
@@ -7,8 +7,11 @@
  *   event_base_dispatch(base);
  *
  * Ownership: the adapter's state (one fd event, one timer) is allocated
- * with zkl_malloc() and freed by zkl_client_free(). The base is the
- * caller's and must outlive the client. */
+ * with zkl_malloc() and freed by zkl_client_free(), which deletes both
+ * events. The base is the caller's and must outlive the client: free
+ * the client before event_base_free(). Dispatch the base on one thread
+ * only, the one that calls zklock. This header declares struct
+ * event_base only: include <event2/event.h> to use libevent. */
 #ifndef ZKLOCK_LIBEVENT_H
 #define ZKLOCK_LIBEVENT_H
 

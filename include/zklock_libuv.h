@@ -10,7 +10,10 @@
  * zkl_client_free() closes them and the memory is freed by their close
  * callbacks: run the loop once more (uv_run returns when they are done)
  * before uv_loop_close(), as with any libuv handle. The loop is the
- * caller's and must outlive the client and that last run. */
+ * caller's and must outlive the client and that last run. Run it on one
+ * thread only, the one that calls zklock. <uv.h> needs POSIX
+ * declarations that a strict -std=c11 hides: build with -std=gnu11, or
+ * define _POSIX_C_SOURCE as 200809L before the first #include. */
 #ifndef ZKLOCK_LIBUV_H
 #define ZKLOCK_LIBUV_H
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every C example compiles: the ```c blocks of README.md and docs/*.md,
 # and the .EX/.EE
-# blocks of the EXAMPLES sections of the section-3 man pages (roff
-# escapes undone), each with
+# blocks of the EXAMPLES sections of the section-3 man pages' sources
+# (man/*.3.in, roff escapes undone), each with
 #     cc -std=c11 -Wall -Wextra -Werror -c
 # against the tree's headers, plus the cflags of the loop library whose
 # header it includes. One check per example, named after where it is
@@ -32,7 +32,7 @@ INC="-I$top_srcdir/include -I$top_builddir/include -I$top_srcdir/test"
 # fragment, top-level, unmarked, or bad:<marker>; LINE is the line of
 # the block's first code line in SOURCE.
 mkdir -p "$tmp/ex"
-perl - "$tmp/ex" "$top_srcdir/README.md" "$top_srcdir"/docs/*.md "$top_srcdir"/man/*.3 <<'PERL' ||
+perl - "$tmp/ex" "$top_srcdir/README.md" "$top_srcdir"/docs/*.md "$top_srcdir"/man/*.3.in <<'PERL' ||
 use strict;
 use warnings;
 my ($out, @sources) = @ARGV;
@@ -74,6 +74,7 @@ for my $src (@sources) {
     my @l = <$in>;
     close $in;
     (my $base = $src) =~ s{.*/}{};
+    $base =~ s{\.in$}{};
     if ($src =~ /\.md$/) {
         for (my $i = 0; $i < @l; $i++) {
             next unless $l[$i] =~ /^```c\s*$/;
@@ -183,7 +184,7 @@ if [ -f "$tmp/ex/list" ]; then
         { echo "FAIL: ${ZKL_TEST_PREFIX:-}$SUITE/README.md (no C block found)"; failed=$((failed + 1)); }
     [ "$(count_blocks 'docs/[a-z]*[.]md$')" -gt 0 ] ||
         { echo "FAIL: ${ZKL_TEST_PREFIX:-}$SUITE/docs (no C block found)"; failed=$((failed + 1)); }
-    [ "$(count_blocks '[.]3$')" -gt 0 ] ||
+    [ "$(count_blocks '[.]3[.]in$')" -gt 0 ] ||
         { echo "FAIL: ${ZKL_TEST_PREFIX:-}$SUITE/man (no example found)"; failed=$((failed + 1)); }
     while read -r file name kind src line; do
         check "$name" t_example "$file" "$kind" "$src" "$line" </dev/null

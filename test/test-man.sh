@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
-# Tests of the man pages (man/), no server needed: each page renders
-# without a single warning (what lintian runs), has its sections, names
-# only pages that exist; every public function (ZKL_EXTERN in
-# include/*.h) is in exactly one page's SYNOPSIS and in that page's
-# NAME; and a page cannot disagree with the header where the two can be
-# compared (test/man-prototypes.py): each prototype a SYNOPSIS prints is
-# the header's, word for word, each ERRORS entry names the very codes of
-# the function's "Errors:" in the header, each value a page gives a
-# ZKL_ name is the header's, and each ZKL_ name it uses is defined.
-# man/local.mk installs every page; and the alias pages install, render
-# with "man -l" and uninstall without a trace.
+# Tests of the man pages (man/), no server needed. The section-3 pages
+# are made from the headers (man/gen-man.py): the test makes them afresh
+# from the sources, checks that every declaration of every header is on
+# exactly one page and that no page source says more than a man page
+# adds (gen-man.py --check), and that the build's pages are the fresh
+# ones. Then each page renders without a single warning (what lintian
+# runs), has its sections, names only pages that exist; every public
+# function (ZKL_EXTERN in include/*.h) is in exactly one page's SYNOPSIS
+# and in that page's NAME. man/local.mk installs every page; and the
+# alias pages install, render with "man -l" and uninstall without a
+# trace.
 set -u
 SUITE=man
 # lib.sh wants the suite's server; these tests do not use it.
 ZKL_TEST_HOSTS=${ZKL_TEST_HOSTS:-unused}
 . "$(dirname "$0")/lib.sh"
 export LC_ALL=C.UTF-8 MANROFFSEQ=''
-man=$top_srcdir/man
+src=$top_srcdir/man
+# The pages under test: the tools' pages as written, the library's as
+# the generator makes them now.
+man=$tmp/man/man
+mkdir -p "$man"
+cp "$src"/*.1 "$man"/
+gen_out=$(python3 "$src/gen-man.py" "$top_srcdir" "$man" "$src"/*.3.in 2>&1) ||
+    { echo "FAIL: $SUITE/generate"; echo "$gen_out" | sed 's/^/    /'
+      echo "0 passed, 1 failed"; exit 1; }
 # Pages outside the tree that the pages may name (keep it short).
 allow="flock.1 pkg-config.1 poll.2 select.2 ev.3 sd-event.3 malloc.3 strcmp.3"
 
@@ -53,7 +61,7 @@ references() {
         sed -E 's/^[ (]//; s/ \(([1-8])\)$/.\1/'
 }
 
-aliases=$(sh "$man/aliases.sh" list "$top_srcdir" \
+aliases=$(sh "$src/aliases.sh" list "$tmp/man" \
     $(for p in $pages; do echo "man/$p"; done)) || aliases=
 
 is_page() { [ -f "$man/$1" ]; }
@@ -154,11 +162,30 @@ t_synopsis_known() { # no SYNOPSIS declares a function the headers lack
 }
 
 t_local_mk() { # man/local.mk installs exactly the pages of man/
-    local listed
-    listed=$(sed -n '/^dist_man_MANS/,/^$/p' "$man/local.mk" |
-        grep -o 'man/[^ \\]*' | sed 's|^man/||' | sort)
-    diff <(echo "$listed") <(echo "$pages" | sort) ||
-        { echo "(< man/local.mk, > man/)"; return 1; }
+    local mk=$src/local.mk ok=0
+    diff <(sed -n '/^dist_man_MANS/,/^$/p' "$mk" | grep -o 'man/[^ \\]*\.1' | sort) \
+        <(cd "$top_srcdir" && ls man/*.1 | sort) ||
+        { echo "(< dist_man_MANS, > man/*.1)"; ok=1; }
+    diff <(sed -n '/^MAN3_IN/,/^$/p' "$mk" | grep -o 'man/[^ \\]*\.3\.in' | sort) \
+        <(cd "$top_srcdir" && ls man/*.3.in | sort) ||
+        { echo "(< MAN3_IN, > man/*.3.in)"; ok=1; }
+    diff <(sed -n '/^MAN3_IN/,/^$/p' "$mk" | grep -o 'man/[^ \\]*\.3\.in' | sed 's/\.in$//') \
+        <(sed -n '/^MAN3_OUT/,/^$/p' "$mk" | grep -o 'man/[^ \\]*\.3') ||
+        { echo "(< MAN3_IN, > MAN3_OUT)"; ok=1; }
+    return $ok
+}
+
+t_sources() { # every declaration on one page; sources add only what a page adds
+    python3 "$src/gen-man.py" --check "$top_srcdir" "$src"/*.3.in
+}
+
+t_built_current() { # the build's pages are the ones the sources make now
+    local b=$top_builddir/man p ok=0
+    [ -f "$b/stamp-man3" ] || { echo "no pages built in $b (make first)"; return 1; }
+    for p in "$man"/*.3; do
+        cmp -s "$p" "$b/${p##*/}" || { echo "$b/${p##*/} is stale or missing"; ok=1; }
+    done
+    return $ok
 }
 
 # The alias pages as "make install" puts them: the build's own install
@@ -173,7 +200,7 @@ install_aliases() {
         man3=$inst/share/man/man3
         mkdir -p "$man3" "$inst/share/man/man1" &&
             cp "$man"/*.3 "$man3" && cp "$man"/*.1 "$inst/share/man/man1" &&
-            sh "$man/aliases.sh" install "$top_srcdir" "$man3" \
+            sh "$src/aliases.sh" install "$tmp/man" "$man3" \
                 $(for p in $pages; do echo "man/$p"; done) >/dev/null
     fi
     [ -n "$man3" ] && [ -d "$man3" ] || { echo "no man3 directory"; return 1; }
@@ -207,8 +234,8 @@ t_uninstall() { # distcheck's rule: uninstall leaves no file behind
     [ -z "$left" ] || { echo "left behind:"; echo "$left"; return 1; }
 }
 
-# The shutdown recipe is one text: README.md's and zklock(3)'s, each
-# between its shutdown-recipe markers, say the same words once markup
+# The shutdown recipe is one text: README.md's, between its
+# shutdown-recipe markers, and zklock(3)'s (the header's), which say the same words once markup
 # (backticks, bold, roff requests, list numbers) and line breaks are
 # gone.
 recipe_words() { # the text on stdin, one word per line
@@ -220,11 +247,11 @@ t_shutdown_recipe() {
         sed '1d;$d' | sed 's/^\*\*Shutting down\.\*\* //; s/`//g' |
         recipe_words >"$tmp/recipe.md"
     { grep -m1 '^\.TH' "$page"; echo .nh; echo .ad l
-      sed -n '/^\.\\" shutdown-recipe/,/^\.\\" \/shutdown-recipe/p' "$page"; } |
+      awk '/^\.SS Shutting down$/ { on = 1; next } /^\.S[SH] / { on = 0 } on' "$page"; } |
         groff -t -man -Tascii -P -cbou 2>&1 | grep -v '^ZKLOCK(3) \|^zklock  ' |
         recipe_words >"$tmp/recipe.man"
     [ -s "$tmp/recipe.md" ] || { echo "no recipe between the markers in README.md"; return 1; }
-    [ -s "$tmp/recipe.man" ] || { echo "no recipe between the markers in zklock.3"; return 1; }
+    [ -s "$tmp/recipe.man" ] || { echo "no Shutting down in zklock.3"; return 1; }
     diff "$tmp/recipe.md" "$tmp/recipe.man" >"$tmp/recipe.diff" ||
         { echo "README.md (<) and zklock.3 (>) differ, word by word:"; cat "$tmp/recipe.diff"; return 1; }
 }
@@ -235,8 +262,6 @@ for p in $pages; do
     check "sections/$p" t_sections "$p"
     check "refs/$p" t_refs "$p"
     case $p in zklock.3 | *.1) ;; *.3) check "name-synopsis/$p" t_name_synopsis "$p" ;; esac
-    check "synopsis-is-the-header/$p" python3 "$top_srcdir/test/man-prototypes.py" \
-        "$man/$p" "$top_srcdir"/include/*.h "$top_srcdir"/include/zklock_version.h.in
 done
 for p in $pages; do synopsis_functions "$p" | sed "s|\$| $p|"; done >"$tmp/all"
 for h in "$top_srcdir"/include/*.h; do
@@ -245,6 +270,8 @@ for h in "$top_srcdir"/include/*.h; do
 done
 check synopsis-known t_synopsis_known
 check local.mk t_local_mk
+check sources t_sources
+[ ! -f "$top_builddir/Makefile" ] || check built-pages-current t_built_current
 man3=
 check aliases-install install_aliases
 if [ -n "$man3" ] && [ -d "$man3" ]; then
