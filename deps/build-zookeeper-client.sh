@@ -277,7 +277,7 @@ Name: zookeeper_st
 Description: ZooKeeper C client, single-threaded, with TLS (OpenSSL) and SASL (Cyrus)
 Version: ${debver%%-*}
 Requires.private: libssl libcrypto libsasl2
-Cflags: -I\${includedir}/zookeeper -DHAVE_OPENSSL_H -DHAVE_CYRUS_SASL_H
+Cflags: -I\${includedir} -I\${includedir}/zookeeper -DHAVE_OPENSSL_H -DHAVE_CYRUS_SASL_H
 Libs: -L\${libdir} -lzookeeper_st
 Libs.private: -lm
 EOF
@@ -395,7 +395,9 @@ fi
 if [ "$install" = yes ]; then
     log "installing $lib_deb $dev_deb"
     [ "$apt_updated" = yes ] || apt-get update -q >/dev/null
-    apt-get install -y -q --allow-downgrades "$lib_deb" "$dev_deb" >/dev/null
+    # --reinstall: a rebuild keeps the version, and apt would otherwise
+    # skip a package whose version is already installed.
+    apt-get install -y -q --reinstall --allow-downgrades "$lib_deb" "$dev_deb" >/dev/null
     dpkg-query -W libzookeeper-st2 libzookeeper-st-dev >&2
 fi
 

@@ -6,8 +6,11 @@
  *   client is attached to. No function may be called concurrently on the
  *   same client or on any object of it. Several clients may share a
  *   thread, and several threads may each run a loop with clients of
- *   their own. The library creates no thread and never blocks, except
- *   zkl_client_free() (see there). Only zkl_strerror() and
+ *   their own; then the log function set with zkl_set_log() may get a
+ *   garbled line of the ZooKeeper client's (it formats them in one
+ *   buffer for the process). The library creates no thread and never
+ *   blocks, except zkl_client_free() and the ZooKeeper client's name
+ *   lookups (see zkl_options_set_servers()). Only zkl_strerror() and
  *   zkl_err_name() may be called from any thread at any time.
  *
  * Callbacks
@@ -214,8 +217,8 @@ typedef enum zkl_log_level {
 } zkl_log_level_t;
 
 /* A log line: msg is valid only during the call. The log says what
- * codes cannot: the ZooKeeper result behind a ZKL_EZK, why an adapter
- * answered ZKL_ELOOP, a count node that held no count. */
+ * codes cannot: the ZooKeeper result behind a ZKL_EZK, a count node
+ * that held no count. */
 typedef void (*zkl_log_fn)(zkl_log_level_t level, const char *msg,
                            void *arg);
 
@@ -311,7 +314,8 @@ ZKL_EXTERN const char *zkl_conn_event_name(zkl_conn_event_t ev);
 ZKL_EXTERN int zkl_options_new(zkl_options_t **out);
 ZKL_EXTERN void zkl_options_free(zkl_options_t *o);
 /* "host:port,host:port,..." (IP literals recommended: the ZooKeeper
- * client resolves names with blocking calls, on the loop's thread). Default "127.0.0.1:2181".
+ * client resolves names with blocking calls: in zkl_client_new(), and
+ * on the loop's thread after a connection loss and for a new session). Default "127.0.0.1:2181".
  * Errors: ZKL_EINVAL (a list zkl_servers_explain() refuses),
  * ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_options_set_servers(zkl_options_t *o, const char *hosts);
@@ -414,8 +418,8 @@ ZKL_EXTERN int zkl_client_new(zkl_client_t **out, const zkl_options_t *o);
  * inside a callback, before the loop's current dispatch returns): acquires
  * with ZKL_LOCK_FAILED / ZKL_ECLOSED, releases with ZKL_LOCK_RELEASED /
  * ZKL_ECLOSED, held locks with ZKL_LOCK_LOST / ZKL_ECLOSED, multi-locks
- * as lock handles, guarded writes already sent with ZKL_ECONNLOSS,
- * listings with
+ * as lock handles, guarded writes with their answer when it comes
+ * while closing, else ZKL_ECONNLOSS (outcome unknown), listings with
  * ZKL_ECLOSED; this is the one call inside which callbacks run. Closing
  * the session deletes every lock node it owns when the client is
  * connected; when it is not, the nodes stay until the server expires the

@@ -10,8 +10,8 @@
  * Ownership: the adapter's state is allocated with zkl_malloc() and
  * holds one io and one time event source (sd-event's, reference
  * counted) and a reference on the loop; zkl_client_free() drops all
- * three, so the loop may be unreferenced before or after the client is
- * freed. Run the loop on one thread only, the one that calls zklock. */
+ * three, so the program may drop its own reference to the loop before
+ * or after zkl_client_free(): the adapter's keeps it alive until then. Run the loop on one thread only, the one that calls zklock. */
 #ifndef ZKLOCK_SDEVENT_H
 #define ZKLOCK_SDEVENT_H
 

@@ -381,22 +381,40 @@ zkl_conn_event_t zkl_client_state(const zkl_client_t *c)
     return (zkl_conn_event_t)c->conn_state;
 }
 
+/* From the socket, not zoo_get_current_server(): that formats into one
+ * static buffer for the whole process, which clients on other threads
+ * may be writing. Same text as it gives ("[addr]:port" for IPv6). */
 int zkl_client_server(const zkl_client_t *c, char *buf, size_t size)
 {
-    const char *s;
-    size_t n;
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    char addr[INET6_ADDRSTRLEN];
+    const void *in;
+    int port, n;
 
     if (c == NULL || buf == NULL || size == 0)
         return ZKL_EINVAL;
     buf[0] = '\0';
-    if (c->zh == NULL || !c->connected)
+    if (c->zh == NULL || !c->connected || c->io_fd < 0 ||
+        getpeername(c->io_fd, (struct sockaddr *)&ss, &len) != 0)
         return ZKL_ECONNLOSS;
-    s = zoo_get_current_server(c->zh); /* the C client's static buffer */
-    if (s == NULL || (n = strlen(s)) == 0)
+    if (ss.ss_family == AF_INET) {
+        in = &((struct sockaddr_in *)&ss)->sin_addr;
+        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    } else if (ss.ss_family == AF_INET6) {
+        in = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+        port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    } else {
         return ZKL_ECONNLOSS;
-    if (n >= size)
+    }
+    if (inet_ntop(ss.ss_family, in, addr, sizeof addr) == NULL)
+        return ZKL_ECONNLOSS;
+    n = snprintf(buf, size, ss.ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d",
+                 addr, port);
+    if (n < 0 || (size_t)n >= size) {
+        buf[0] = '\0';
         return ZKL_EINVAL;
-    memcpy(buf, s, n + 1);
+    }
     return ZKL_OK;
 }
 

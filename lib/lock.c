@@ -100,9 +100,12 @@ int zkl_rwlock_new(zkl_lock_t **read_out, zkl_lock_t **write_out,
     zkl_lock_t *r, *w;
     int rc;
 
+    if (read_out != NULL)
+        *read_out = NULL;
+    if (write_out != NULL)
+        *write_out = NULL;
     if (read_out == NULL || write_out == NULL)
         return ZKL_EINVAL;
-    *read_out = *write_out = NULL;
     if ((rc = zkl_lock_new_kind(&r, c, path, ZKL_KIND_READ, cb, arg)) !=
         ZKL_OK)
         return rc;

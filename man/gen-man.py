@@ -43,6 +43,7 @@ class Decl:
         self.name = name
         self.code = code        # its lines, comments inside kept
         self.members = []       # enum: (name, value, comment lines)
+        self.trailing = []      # a one-line #define's own comment
 
 
 class Group:
@@ -143,7 +144,11 @@ def classify(stmt):
             return Decl("errmap", name, stmt)
         if name.startswith("ZKL_") and not name.startswith("ZKL__") \
                 and name != "ZKL_EXTERN":
-            return Decl("define", name, stmt)
+            d = Decl("define", name, stmt)
+            m = re.search(r"/\*.*\*/", code, flags=re.S)
+            if m:
+                d.trailing = [x.strip() for x in strip_comment([m.group(0)])]
+            return d
         return None
     if flat.startswith("ZKL_EXTERN"):
         name = re.search(r"(\w+)\s*\(", flat).group(1)
@@ -153,6 +158,8 @@ def classify(stmt):
         if m and "{" not in flat:
             return Decl("functype", m.group(1), stmt)
         name = re.search(r"(\w+)\s*;$", flat).group(1)
+        if "ZKL_ERRNO_MAP(" in flat:
+            return None     # the error map's page prints it expanded
         if "{" not in flat:
             return Decl("opaque", name, stmt)
         d = Decl("enum" if flat.startswith("typedef enum") else "struct",
@@ -163,10 +170,19 @@ def classify(stmt):
     return None     # forward declarations of other libraries' types
 
 
+def statement_start(ln):
+    """Whether a line starts a declaration a page shows: a comment's
+    declarations end at the first line that does not (a blank line, an
+    #include, #if, extern "C", a closing brace)."""
+    return ln.startswith(("ZKL_EXTERN", "typedef", "#define", "struct "))
+
+
 def parse_header(path):
-    """The header's opening comment, and its groups in order."""
+    """The header's opening comment, its groups in order, and every
+    comment it holds (so that a check can find one no page shows)."""
     with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
+        text_all = f.read()
+    lines = text_all.split("\n")
     groups, top, section = [], [], ""
     i = 0
     banner = re.compile(r"^/\* -{20,} \*/$")
@@ -184,15 +200,14 @@ def parse_header(path):
                 top = text
                 continue
             decls = []
-            while i < len(lines) and lines[i].strip() and \
-                    not lines[i].startswith("/*"):
+            while i < len(lines) and statement_start(lines[i]):
                 stmt, i = read_statement(lines, i)
                 d = classify(stmt)
                 if d:
                     decls.append(d)
             groups.append(Group(section, text, decls))
             continue
-        if ln.startswith(("ZKL_EXTERN", "typedef", "#define")):
+        if statement_start(ln):
             stmt, i = read_statement(lines, i)
             d = classify(stmt)
             if d:
@@ -204,7 +219,19 @@ def parse_header(path):
                     groups.append(Group(section, [], [d]))
             continue
         i += 1
-    return top, groups
+    comments = []
+    for m in re.finditer(r"/\*.*?\*/", text_all, flags=re.S):
+        before = text_all[text_all.rfind("\n", 0, m.start()) + 1:m.start()]
+        # Banners, and the include guard's name after its #endif.
+        if re.match(r"/\* -{20,} \*/$", m.group(0)) or \
+                before.lstrip().startswith("#endif"):
+            continue
+        comments.append(norm(strip_comment([m.group(0)])))
+    return top, groups, comments
+
+
+def norm(lines):
+    return " ".join(" ".join(lines).split())
 
 
 # ---------------------------------------------------------------- roff
@@ -291,7 +318,7 @@ def prose(lines, inline, out):
         if prev_blank and ind == 0 and nxt.strip() and \
                 indent_of(nxt) - base >= 2 and not s.endswith((".", ":", ",")):
             flush()
-            out.append(".SS " + esc(s))
+            out.append(".SS " + heading_text(s))
             # The body under a heading is the next level's base.
             j = i + 1
             body = []
@@ -341,7 +368,8 @@ def params_of(decl):
 def synopsis_lines(d, errcodes):
     """The declaration as C, without comments and ZKL_EXTERN."""
     if d.kind == "errmap":
-        out = ["typedef enum zkl_error {", "    ZKL_OK = 0,"]
+        out = ["#define ZKL_ERRNO_MAP(XX) ...", "",
+               "typedef enum zkl_error {", "    ZKL_OK = 0,"]
         for name, val, _ in errcodes:
             out.append("    ZKL_%s = %s," % (name, val))
         out[-1] = out[-1].rstrip(",")
@@ -376,7 +404,7 @@ def split_errors(comment):
     """(the comment without its "Errors:" clause, the clause or None).
     The clause ends the comment, by the header's convention."""
     text = "\n".join(comment)
-    k = text.find("Errors:")
+    k = text.rfind("Errors:")
     if k < 0:
         return comment, None
     before = text[:k].rstrip()
@@ -396,28 +424,41 @@ def callable_name(n):
     return n in FUNCS
 
 
-def render_group(g, errcodes, out, errors):
+def returns_int(d):
+    return d.kind == "func" and re.match(r"\s*ZKL_EXTERN\s+int\s", d.code[0])
+
+
+def render_group(g, errcodes, out, errors, used):
+    """A group's DESCRIPTION entry; its "Errors:" clause goes to errors
+    as (the functions it is about, the clause), and every comment text
+    shown goes to used."""
     funcs = [d for d in g.decls if d.kind == "func"]
     params = set()
     for d in funcs:
         params.update(params_of(d))
     inline = Inline(params)
+    used.add(norm(g.comment))
     comment, clause = split_errors(g.comment)
     if clause:
-        errors.append((g.names(), clause))
+        # A void function beside an int one (zkl_options_free beside
+        # zkl_options_new) shares the comment, not the errors.
+        about = [d.name for d in g.decls if returns_int(d)] or g.names()
+        errors.append((about, clause, params))
     if not g.decls:
         out.append(".PP")
         prose(comment, inline, out)
         return
     if not comment and not any(m[2] for d in g.decls for m in d.members) \
-            and not any(d.kind in ("struct", "errmap") for d in g.decls):
+            and not any(d.kind in ("struct", "errmap") or d.trailing
+                        for d in g.decls):
         return      # the synopsis says all there is
     out.append(".PP")
-    shown = [d.name for d in g.decls if d.kind != "errmap"] or ["zkl_error_t"]
+    shown = [d.name for d in g.decls]
+    if any(d.kind == "errmap" for d in g.decls):
+        shown.append("zkl_error_t")
     vals = ""
-    if all(d.kind == "define" for d in g.decls):
-        vals = ", ".join(" ".join(synopsis_lines(d, errcodes)[0].split()[2:])
-                         for d in g.decls)
+    if all(d.kind == "define" and not d.trailing for d in g.decls):
+        vals = ", ".join(define_value(d) for d in g.decls)
     out.append(heading(shown) + (" (%s)" % esc(vals) if vals else ""))
     out.append(".RS 4")
     if comment:
@@ -426,13 +467,21 @@ def render_group(g, errcodes, out, errors):
     for d in g.decls:
         if d.kind == "enum":
             for name, val, mc in d.members:
+                used.add(norm(mc))
                 out.append(".TP")
                 out.append("\\fB%s\\fR (%s)" % (name, esc(val)))
                 if mc:
                     body = []
                     prose(mc, inline, body)
                     out.extend(".IP" if b == ".PP" else b for b in body)
+        elif d.kind == "define" and d.trailing:
+            used.add(norm(d.trailing))
+            out.append(".TP")
+            out.append("\\fB%s\\fR (%s)" % (d.name, esc(define_value(d))))
+            out.append(line_start(inline(norm(d.trailing))))
         elif d.kind == "struct":
+            for m in re.finditer(r"/\*.*?\*/", "\n".join(d.code), flags=re.S):
+                used.add(norm(strip_comment([m.group(0)])))
             out.append(".PP")
             out.append(".nf")
             for ln in d.code:
@@ -444,6 +493,10 @@ def render_group(g, errcodes, out, errors):
                 out.append("\\fBZKL_%s\\fR (%s)" % (name, esc(val)))
                 out.append(line_start(inline(msg.replace('\\"', '"'))))
     out.append(".RE")
+
+
+def define_value(d):
+    return " ".join(synopsis_lines(d, [])[0].split()[2:])
 
 
 class Page:
@@ -492,7 +545,7 @@ def assign(pages, headers):
     """Gives every group its page: by item first, then by section."""
     problems = []
     for p in pages:
-        top, groups = headers[p.header]
+        top, groups, _ = headers[p.header]
         for want in p.items:
             hit = [g for g in groups if want in g.names()]
             if not hit:
@@ -502,7 +555,7 @@ def assign(pages, headers):
                     problems.append("%s: %s is also %s's" % (p.path, want, g.page.path))
                 g.page = p
     for p in pages:
-        top, groups = headers[p.header]
+        top, groups, _ = headers[p.header]
         # A page that shows a header's opening comment also shows what
         # stands under no banner (the adapters' headers have none).
         for want in p.sections + ([""] if p.top else []):
@@ -514,7 +567,7 @@ def assign(pages, headers):
             for g in hit:
                 if g.page is None:
                     g.page = p
-    for h, (top, groups) in headers.items():
+    for h, (top, groups, _) in headers.items():
         for g in groups:
             if g.page is None and g.decls:
                 problems.append("include/%s: %s (section %r) is on no page"
@@ -534,8 +587,13 @@ def assign(pages, headers):
     return problems
 
 
-def render_page(p, headers):
-    top, groups = headers[p.header]
+def heading_text(s):
+    """A .SS argument: quotes would end it."""
+    return esc(s).replace('"', "\\(dq")
+
+
+def render_page(p, headers, used):
+    top, groups, _ = headers[p.header]
     errcodes = errcodes_of(groups)
     mine = [g for g in groups if g.page is p]
     funcs = [d.name for g in mine for d in g.decls if d.kind == "func"]
@@ -565,6 +623,7 @@ def render_page(p, headers):
     out.append(".SH DESCRIPTION")
     errors = []
     if p.top:
+        used.add(norm(top))
         body = []
         prose(top, Inline(), body)
         out.extend(body)
@@ -574,13 +633,13 @@ def render_page(p, headers):
             sections.append(g.section)
     for s in sections:
         if s and (len(sections) > 1 or p.top):
-            out.append(".SS " + esc(s))
+            out.append(".SS " + heading_text(s))
         for g in mine:
             if g.section == s:
-                render_group(g, errcodes, out, errors)
+                render_group(g, errcodes, out, errors, used)
     # The functions that answer with an error code are those with an
     # "Errors:" clause; the others say what they return themselves.
-    ints = [n for names_, _ in errors for n in names_ if n in FUNCS]
+    ints = [n for names_, _, _ in errors for n in names_ if n in FUNCS]
     if ints:
         out.append(".SH RETURN VALUE")
         out.append(", ".join("\\fB%s\\fR()" % n for n in ints))
@@ -592,15 +651,9 @@ def render_page(p, headers):
             out.append("What the other functions return, their description says.")
     if errors:
         out.append(".SH ERRORS")
-        for names_, clause in errors:
+        for names_, clause, ps in errors:
             out.append(".TP")
-            out.append(heading([n for n in names_ if n in FUNCS] or names_))
-            ps = set()
-            for g in mine:
-                if g.names() == names_:
-                    for d in g.decls:
-                        if d.kind == "func":
-                            ps.update(params_of(d))
+            out.append(heading(names_))
             out.append(line_start(Inline(ps)(clause)))
     out.extend(p.rest)
     text = "\n".join(out) + "\n"
@@ -627,12 +680,17 @@ def main(argv):
         if h.endswith(".h") and h not in headers and \
                 not os.path.exists(os.path.join(inc, h + ".in")):
             headers[h] = parse_header(os.path.join(srcdir, "include", h))
-    for top, groups in headers.values():
+    for top, groups, _ in headers.values():
         for g in groups:
             for d in g.decls:
                 if d.kind == "func":
                     FUNCS.add(d.name)
     problems = assign(pages, headers)
+    texts, used = {}, set()
+    if not problems:
+        for p in pages:
+            texts[p] = render_page(p, headers, used)
+        problems = unshown(headers, pages, used)
     if problems:
         for pr in problems:
             print(pr, file=sys.stderr)
@@ -643,9 +701,25 @@ def main(argv):
     for p in pages:
         dst = os.path.join(outdir, p.name + ".3")
         with open(dst + ".tmp", "w", encoding="utf-8") as f:
-            f.write(render_page(p, headers))
+            f.write(texts[p])
         os.replace(dst + ".tmp", dst)
     return 0
+
+
+def unshown(headers, pages, used):
+    """Every comment of a header that a page shows must be on a page: a
+    comment the parser attached to nothing (or a new kind of
+    declaration it cannot read) fails instead of vanishing."""
+    out = []
+    for h, (top, groups, comments) in headers.items():
+        if not any(p.header == h for p in pages):
+            continue
+        titles = {g.section for g in groups}
+        for c in comments:
+            if c and c not in used and c not in titles:
+                out.append("include/%s: a comment is on no page: /* %s */"
+                           % (h, c[:70]))
+    return out
 
 
 if __name__ == "__main__":

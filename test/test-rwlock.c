@@ -614,7 +614,13 @@ TEST(bad_args_rwlock_data_revoke)
     ASSERT_RC(zkl_lock_new_kind(&lk, c, "no/slash", ZKL_KIND_READ,
                                 t_lock_cb, NULL),
               ZKL_EBADPATH);
+    /* A failed constructor leaves NULL in each out pointer it was given,
+     * also when the other one is NULL. */
+    w = r = (zkl_lock_t *)1;
     ASSERT_RC(zkl_rwlock_new(NULL, &w, c, p, t_lock_cb, NULL), ZKL_EINVAL);
+    ASSERT(w == NULL);
+    ASSERT_RC(zkl_rwlock_new(&r, NULL, c, p, t_lock_cb, NULL), ZKL_EINVAL);
+    ASSERT(r == NULL);
     ASSERT_RC(zkl_rwlock_new(&r, &w, NULL, p, t_lock_cb, NULL), ZKL_EINVAL);
     ASSERT(r == NULL && w == NULL);
     ASSERT_RC(zkl_rwlock_new(&r, &w, c, "/a//b", t_lock_cb, NULL),
