@@ -31,8 +31,16 @@
 # ZKL_ZK_DEBIAN_VERSION picks the Debian version to rebuild (default: the
 # newest libzookeeper-st2 that Debian's archive offers).
 #
-# The packages' version is the Debian one with "+zklock.tls1" appended
-# (e.g. 3.8.0-11+deb12u2+zklock.tls1): higher than Debian's, so apt keeps
+# Patches: besides a one-hunk OpenSSL 3 fix (FIPS_mode), the files
+# deps/zookeeper-client-*.patch next to this script are applied in name
+# order (each says why in its header): 01 an incremental, non-blocking TLS
+# handshake for event loops, 02 recv()/send() semantics for SSL_read/
+# SSL_write, 03 a distinct code (ZAUTHFAILED) for definite TLS failures,
+# 04 the server verified against the given CA file only. See
+# deps/NOTES-tls.md.
+#
+# The packages' version is the Debian one with "+zklock.tls3" appended
+# (e.g. 3.8.0-11+deb12u2+zklock.tls3): higher than Debian's, so apt keeps
 # them, and a later Debian security update (deb12u3) is higher still and
 # replaces them, which is what should happen (rebuild then).
 #
@@ -42,7 +50,7 @@
 #       libzookeeper-st2=VER libzookeeper-st-dev=VER
 set -euo pipefail
 
-LOCAL_SUFFIX=+zklock.tls1
+LOCAL_SUFFIX=+zklock.tls3
 CACHE=${ZKL_ZK_TLS_CACHE:-/var/cache/zklock/zookeeper-client-tls}
 prefix=
 install=no
@@ -72,6 +80,10 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 export LC_ALL=C.UTF-8
 self=$(readlink -f "$0")
+here=$(dirname "$self")
+# the patches applied to the C client, in this order (see their headers)
+mapfile -t PATCHES < <(find "$here" -maxdepth 1 -name 'zookeeper-client-*.patch' | LC_ALL=C sort)
+[ ${#PATCHES[@]} -gt 0 ] || { echo "no $here/zookeeper-client-*.patch" >&2; exit 1; }
 log() { echo "== $*" >&2; }
 
 # ---- what the build needs -------------------------------------------------
@@ -107,13 +119,13 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 debver=${ZKL_ZK_DEBIAN_VERSION:-}
 if [ -z "$debver" ]; then
     debver=$(apt-cache madison libzookeeper-st2 | awk -F'|' '{gsub(/ /,"",$2); print $2}' |
-                 grep -v -- "$LOCAL_SUFFIX" | sort -V | tail -n1 || true)
+                 grep -v -- "+zklock" | sort -V | tail -n1 || true)
 fi
 [ -n "$debver" ] || { echo "no libzookeeper-st2 version known to apt (apt-get update?)" >&2; exit 1; }
 version=$debver$LOCAL_SUFFIX
 
 pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo none; }
-key=$( { sha256sum "$self" | cut -d' ' -f1
+key=$( { sha256sum "$self" "${PATCHES[@]}" | cut -d' ' -f1
          echo "$debver $arch"
          for p in libssl-dev libsasl2-dev libc6-dev gcc default-jdk-headless libzookeeper-java; do
              echo "$p $(pkgver "$p")"
@@ -187,6 +199,14 @@ EOF
          } else {
              LOG_INFO(LOGCALLBACK(zh), "FIPS mode is ON ");
 EOF
+
+    # zklock's patches (event-loop fit of the TLS client), in name order.
+    local pf
+    for pf in "${PATCHES[@]}"; do
+        log "applying $(basename "$pf")"
+        (cd "$src" && patch -p1 --forward -s) <"$pf" ||
+            { echo "patch $pf does not apply" >&2; exit 1; }
+    done
 
     # The jute C files, as the zookeeper-jute module's Maven build makes them
     # (Rcc -l c zookeeper.jute, run in generated/).
@@ -292,6 +312,10 @@ zookeeper ($version) UNRELEASED; urgency=medium
     single-threaded C client only, configured --with-openssl --with-sasl
     (zookeeper_init_ssl, zookeeper_init_sasl); FIPS_mode() replaced for
     OpenSSL 3 as upstream's commit ff7db1a.
+  * zklock patches: non-blocking (incremental) TLS handshake with the
+    receive timeout applied; recv()/send() semantics for SSL_read/SSL_write;
+    ZAUTHFAILED for definite TLS failures (bad certificate, not a TLS
+    port); server verified against the given CA file only.
 
  -- zklock <zklock@localhost>  $date
 

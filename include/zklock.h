@@ -157,7 +157,13 @@ extern "C" {
                           "not do the request (throttled); nothing was "   \
                           "written, try again later")                      \
     XX(ELIMIT, -1032, "the semaphore's current holders use another "       \
-                      "limit (max_leases)")
+                      "limit (max_leases)")                                \
+    XX(ENOTSUP, -1033, "not supported by the ZooKeeper C client zklock "   \
+                       "was built with (TLS and SASL need one built with " \
+                       "OpenSSL and Cyrus SASL: zkl_features())")          \
+    XX(ETLS, -1034, "the TLS handshake with every server failed for "      \
+                    "good: an untrusted, expired or refused "             \
+                    "certificate, or not a TLS port (see the log)")
 /* -1018 and -1019 were ZKL_ENOLOOP and ZKL_ERECURSIVE, never returned;
  * they stay unused. */
 
@@ -364,8 +370,8 @@ ZKL_EXTERN int zkl_options_set_conn_cb(zkl_options_t *o, zkl_conn_cb cb,
 /* Credentials sent on every connection of every session, e.g.
  * ("digest", "alice:secret"). May be called several times. A scheme the
  * server does not know ends the client with ZKL_CONN_AUTH_FAILED.
- * Debian's ZooKeeper C client has no TLS: credentials and lock traffic
- * cross the network in the clear, so keep ZooKeeper on a trusted network
+ * Without TLS (zkl_options_set_tls()) credentials and lock traffic
+ * cross the network in the clear: keep ZooKeeper on a trusted network
  * or tunnel it (stunnel, WireGuard, an SSH forward).
  * Errors: ZKL_EINVAL (NULL or empty scheme, NULL credential),
  * ZKL_ENOMEM. */
@@ -398,6 +404,73 @@ ZKL_EXTERN int zkl_options_set_acl(zkl_options_t *o, zkl_acl_t mode);
  * ("ip", "10.0.0.0/8"), ... Errors: ZKL_EINVAL, ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_options_add_acl_id(zkl_options_t *o, const char *scheme,
                                       const char *id);
+
+/* ------------------------------------------------------------------ */
+/* Secure sessions: TLS and SASL                                       */
+/* ------------------------------------------------------------------ */
+
+/* What the ZooKeeper C client zklock is linked with can do, as bits.
+ * Debian's libzookeeper-st is built with neither; the script
+ * deps/build-zookeeper-client.sh builds Debian's own source with both,
+ * as packages that replace it (or into a prefix), and zklock's
+ * configure finds them. */
+#define ZKL_FEATURE_TLS 1  /* zkl_options_set_tls() */
+#define ZKL_FEATURE_SASL 2 /* zkl_options_set_sasl() */
+ZKL_EXTERN unsigned zkl_features(void);
+
+/* Sessions over TLS, to the servers' secureClientPort (the server list
+ * names those ports). ca_file: the PEM file of the CA(s) that signed the
+ * servers' certificates (the system's CAs are trusted too); cert_file
+ * and key_file: the client's certificate chain and private key, PEM,
+ * which a ZooKeeper TLS port requires; key_password: the key's
+ * passphrase, NULL for a key that has none. The files are read at every
+ * connection, so renewed certificates take effect at the next one. The
+ * ZooKeeper C client checks the server's certificate chain, not its
+ * name. The handshake never blocks the loop and is given up, as a
+ * connection is, after 2/3 of the session timeout. A handshake that
+ * fails for good (an untrusted or expired certificate on either side,
+ * not a TLS port) on every server in the list ends the client:
+ * ZKL_CONN_AUTH_FAILED, and acquires fail with ZKL_ETLS. Not together
+ * with SASL: the C client cannot do both on one session.
+ * Errors: ZKL_EINVAL (NULL o, ca_file, cert_file or key_file; an empty
+ * one; a ',' in any of them, which the C client's format cannot carry;
+ * SASL set already), ZKL_ENOTSUP (no TLS in the C client), ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_options_set_tls(zkl_options_t *o, const char *ca_file,
+                                   const char *cert_file,
+                                   const char *key_file,
+                                   const char *key_password);
+
+/* Gives the SASL password when the C client asks for it, at each
+ * authentication (every connection): copy it into buf (size bytes, NUL
+ * included) and return 0, or return -1 to refuse (the session then
+ * fails to authenticate). Runs on the loop's thread. */
+typedef int (*zkl_sasl_password_cb)(char *buf, size_t size, void *arg);
+
+/* Sessions authenticated with SASL, as servers that require it
+ * (requireClientAuthScheme=sasl, or sessionRequireClientSASLAuth)
+ * expect. mechanism: NULL for "DIGEST-MD5" (ZooKeeper's JAAS
+ * DigestLoginModule); "GSSAPI" for Kerberos (its credentials from the
+ * environment, as kinit leaves them). user and password: the identity
+ * (password may be NULL when a callback gives it:
+ * zkl_options_set_sasl_password_cb()). service: NULL for "zookeeper";
+ * host: the server name in the exchange, NULL for "zk-sasl-md5" with
+ * DIGEST-MD5 (what ZooKeeper's server uses) and the server's address
+ * otherwise. Strings are copied (the password is wiped when freed). The
+ * exchange runs through the session's own requests and never blocks
+ * the loop; a refused identity ends the client with
+ * ZKL_CONN_AUTH_FAILED, and acquires fail with ZKL_EAUTH. Not together
+ * with TLS.
+ * Errors: ZKL_EINVAL (NULL o or user, an empty user, TLS set already),
+ * ZKL_ENOTSUP (no SASL in the C client), ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_options_set_sasl(zkl_options_t *o, const char *mechanism,
+                                    const char *user, const char *password,
+                                    const char *service, const char *host);
+/* The password from cb instead (it replaces one given to
+ * zkl_options_set_sasl(); NULL goes back to that one). arg is never
+ * touched. Errors: ZKL_EINVAL (o NULL), ZKL_ENOTSUP. */
+ZKL_EXTERN int zkl_options_set_sasl_password_cb(zkl_options_t *o,
+                                                zkl_sasl_password_cb cb,
+                                                void *arg);
 
 /* ------------------------------------------------------------------ */
 /* Client                                                              */
@@ -580,7 +653,9 @@ typedef enum zkl_lock_event {
     /* The acquire ended without the lock; status says why: ZKL_ELOCKED
      * (try-lock), ZKL_ETIMEDOUT, ZKL_ECANCELED, ZKL_ECLOSED, ZKL_ECONNLOSS
      * (try-lock only), ZKL_EAUTH (no permission, or authentication
-     * failed), ZKL_EBADPATH (a path the ZooKeeper client refused),
+     * failed), ZKL_ETLS (the TLS handshake failed for good: see
+     * zkl_options_set_tls()), ZKL_EBADPATH (a path the ZooKeeper client
+     * refused),
      * ZKL_ENOMEM (the ZooKeeper client could not build a request),
      * ZKL_EQUOTA (a hard quota on the lock path refused the node),
      * ZKL_ETHROTTLED (try-lock only: the server was throttling),
@@ -605,8 +680,9 @@ typedef enum zkl_lock_event {
     /* The hold is over without a release, and another contender may
      * hold the lock now: ZKL_ESESSION (the session
      * expired, or may expire before this client could know: see below),
-     * ZKL_ENODEGONE (node deleted by someone else), ZKL_EAUTH
-     * (authentication failed: the client is unusable), ZKL_ECLOSED
+     * ZKL_ENODEGONE (node deleted by someone else), ZKL_EAUTH or ZKL_ETLS
+     * (authentication or the TLS handshake failed for good on every
+     * server: the client is unusable), ZKL_ECLOSED
      * (client freed). The handle is idle again and may acquire anew.
      *
      * How LOST is timed: the server expires a session no earlier than its

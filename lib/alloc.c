@@ -54,6 +54,17 @@ char *zkl__strdup(const char *s)
     return d;
 }
 
+int zkl__strset(char **slot, const char *s)
+{
+    char *d = NULL;
+
+    if (s != NULL && (d = zkl__strdup(s)) == NULL)
+        return ZKL_ENOMEM;
+    zkl__free(*slot);
+    *slot = d;
+    return ZKL_OK;
+}
+
 void *zkl_malloc(size_t size)
 {
     return zkl__malloc(size);

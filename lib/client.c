@@ -171,6 +171,8 @@ static void on_session_event(zkl_client_t *c, int state)
         int reconnect = c->ever_connected;
 
         note_local_ip(c);
+        c->tls_refusals = 0;
+        c->closed_early = 0;
         c->connected = 1;
         c->ever_connected = 1;
         c->session_id = id != NULL ? id->client_id : 0;
@@ -218,6 +220,10 @@ static void notice_state(zkl_client_t *c)
         if (st == ZOO_CONNECTED_STATE && !c->expired && !c->closing) {
             ZKL_LOG(ZKL_LOG_WARN, "zklock: connected without an event");
             on_session_event(c, st);
+        } else if (st == ZOO_AUTH_FAILED_STATE) {
+            /* A refused SASL identity ends the handle with no event. */
+            ZKL_LOG(ZKL_LOG_ERROR, "zklock: authentication refused");
+            on_session_event(c, st);
         }
         return;
     }
@@ -226,6 +232,42 @@ static void notice_state(zkl_client_t *c)
     ZKL_LOG(ZKL_LOG_WARN, "zklock: connection dropped without an event "
             "(state %d)", st);
     on_session_event(c, st);
+}
+
+/* What a failed connection attempt says, while there is no connection.
+ * A TLS handshake that failed for good (ZKL__TLS_REFUSED, from the C
+ * client zklock's TLS needs: an untrusted or expired certificate on
+ * either side, a refused one, a peer that does not speak TLS) on every
+ * server of the list in a row ends the client, as refused credentials
+ * do: retrying cannot help, and acquires would wait for good. One that
+ * failed for an I/O reason (ZSSLCONNECTIONERROR) is connection trouble.
+ * A plain client whose every attempt the server closes before it
+ * answers is likely talking to a TLS-only port: that cannot be told
+ * from a server without quorum, so it is only said in the log. */
+/* The C client built by deps/build-zookeeper-client.sh answers a
+ * handshake refused for good with this code from zookeeper_process()
+ * (deps/zookeeper-client-*.patch), I/O failures with
+ * ZSSLCONNECTIONERROR. */
+#define ZKL__TLS_REFUSED ZAUTHFAILED
+
+static void note_refusal(zkl_client_t *c, int rc)
+{
+    if (rc == ZKL__TLS_REFUSED && zkl__secure_is_tls(c->secure)) {
+        if (++c->tls_refusals < c->nservers)
+            return;
+        ZKL_LOG(ZKL_LOG_ERROR, "zklock: the TLS handshake failed for good "
+                "on every server (%u in a row): giving up",
+                c->tls_refusals);
+        c->dead = ZKL_ETLS;
+        queue_conn_event(c, ZKL_CONN_AUTH_FAILED);
+        session_gone(c, ZKL_ETLS);
+    } else if (rc == ZCONNECTIONLOSS && !zkl__secure_is_tls(c->secure) &&
+               ++c->closed_early == 3 * c->nservers) {
+        ZKL_LOG(ZKL_LOG_WARN, "zklock: the servers refused or closed %u "
+                "connections in a row before answering: down, without "
+                "quorum, or a TLS-only port (zkl_options_set_tls)?",
+                c->closed_early);
+    }
 }
 
 /* One function and one context (the client) for the session watcher and
@@ -251,8 +293,8 @@ void zkl__watcher(zhandle_t *zh, int type, int state, const char *path,
 static int open_session(zkl_client_t *c)
 {
     errno = 0;
-    c->zh = zookeeper_init2(c->hosts, zkl__watcher, c->session_timeout,
-                            NULL, c, 0, zkl__zk_log_trampoline);
+    c->zh = zkl__secure_open(c->secure, c->hosts, zkl__watcher,
+                             c->session_timeout, c, zkl__zk_log_trampoline);
     /* zookeeper_init() leaves errno: ENOMEM when it could not allocate
      * its handle (nothing wrong with the server list, try again later),
      * EINVAL or a resolver's error for a list it refuses. */
@@ -345,6 +387,9 @@ int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
         return ZKL_ENOMEM;
     }
     strcpy(c->hosts, hosts);
+    c->nservers = 1;
+    for (; *hosts != '\0' && *hosts != '/'; hosts++)
+        c->nservers += *hosts == ',';
     if (o != NULL && o->chroot != NULL)
         strcat(c->hosts, o->chroot);
     c->session_timeout =
@@ -360,12 +405,14 @@ int zkl_client_new(zkl_client_t **out, const zkl_options_t *o)
     c->conn.cls = &conn_class;
     c->acl = ZOO_OPEN_ACL_UNSAFE;
     if ((o != NULL &&
-         (rc = zkl__creds_copy(&c->auth, &c->nauth, o->auth, o->nauth)) !=
-             ZKL_OK) ||
+         ((rc = zkl__creds_copy(&c->auth, &c->nauth, o->auth, o->nauth)) !=
+              ZKL_OK ||
+          (rc = zkl__secure_copy(&c->secure, o->secure)) != ZKL_OK)) ||
         (rc = zkl__acl_build(&c->acl, o)) != ZKL_OK ||
         (rc = open_session(c)) != ZKL_OK) {
         zkl__acl_free(&c->acl);
         zkl__creds_free(c->auth, c->nauth);
+        zkl__secure_free(c->secure);
         zkl__free(c->hosts);
         zkl__free(c);
         return rc;
@@ -745,6 +792,8 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
         if (zoo_state(c->zh) == ZOO_EXPIRED_SESSION_STATE)
             c->expired = 1;
         notice_state(c);
+        if (!c->dead && !c->connected)
+            note_refusal(c, rc);
     }
     if (!c->freeing)
         settle(c, 1, &fd, &events, &ms);
@@ -934,6 +983,7 @@ static void teardown(zkl_client_t *c)
         close(c->io_fd); /* the adapter let go of it */
     zkl__acl_free(&c->acl);
     zkl__creds_free(c->auth, c->nauth);
+    zkl__secure_free(c->secure);
     zkl__table_free(&c->wtab);
     zkl__table_free(&c->own);
     zkl__free(c->heap);

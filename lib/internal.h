@@ -200,6 +200,9 @@ void *zkl__calloc(size_t n, size_t size);
 void *zkl__realloc(void *p, size_t size);
 void zkl__free(void *p);
 char *zkl__strdup(const char *s);
+/* *slot becomes a copy of s (NULL for NULL), the old one freed:
+ * ZKL_OK, or ZKL_ENOMEM with *slot unchanged. */
+int zkl__strset(char **slot, const char *s);
 
 /* ---- log.c ---- */
 extern int zkl__log_max;
@@ -263,6 +266,8 @@ typedef struct zkl__cred {
     char *text;
 } zkl__cred_t;
 
+typedef struct zkl__secure zkl__secure_t; /* secure.c */
+
 struct zkl_options {
     char *hosts;
     char *chroot;
@@ -273,7 +278,16 @@ struct zkl_options {
     int acl_mode;             /* zkl_acl_t */
     zkl__cred_t *auth, *ids;  /* owned, each entry's strings too */
     size_t nauth, nids;
+    zkl__secure_t *secure;    /* TLS or SASL; NULL: neither. Owned */
 };
+
+/* ---- secure.c: TLS and SASL ---- */
+int zkl__secure_copy(zkl__secure_t **dst, const zkl__secure_t *src);
+void zkl__secure_free(zkl__secure_t *s);
+int zkl__secure_is_tls(const zkl__secure_t *s);
+zhandle_t *zkl__secure_open(zkl__secure_t *s, const char *hosts,
+                            watcher_fn fn, int timeout, void *ctx,
+                            log_callback_fn log);
 
 /* ---- acl.c ---- */
 int zkl__creds_add(zkl__cred_t **v, size_t *n, const char *scheme,
@@ -745,6 +759,10 @@ struct zkl_client {
     void *conn_arg;
     zkl__cred_t *auth;        /* sent on every session; owned */
     size_t nauth;
+    zkl__secure_t *secure;    /* the options' TLS or SASL; owned */
+    unsigned nservers;        /* entries of the server list */
+    unsigned tls_refusals;    /* handshakes refused for good, in a row */
+    unsigned closed_early;    /* attempts closed before an answer */
     struct ACL_vector acl;    /* for every node the client creates; its
                                  data owned unless it is the open ACL */
 

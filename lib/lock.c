@@ -284,7 +284,9 @@ int zkl_lock_release(zkl_lock_t *lk)
 {
     int rc = usable(lk);
 
-    if (rc != ZKL_OK && rc != ZKL_EAUTH)
+    /* A client that authentication ended still lets go of what it
+     * holds (its node goes with the session). */
+    if (rc != ZKL_OK && rc != ZKL_EAUTH && rc != ZKL_ETLS)
         return rc;
     if (lk->att == NULL || lk->att->goal != ZKL__GOAL_HOLD)
         return ZKL_ENOTHELD;

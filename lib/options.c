@@ -32,18 +32,8 @@ void zkl_options_free(zkl_options_t *o)
     zkl__free(o->chroot);
     zkl__creds_free(o->auth, o->nauth);
     zkl__creds_free(o->ids, o->nids);
+    zkl__secure_free(o->secure);
     zkl__free(o);
-}
-
-static int set_string(char **slot, const char *s)
-{
-    char *d = NULL;
-
-    if (s != NULL && (d = zkl__strdup(s)) == NULL)
-        return ZKL_ENOMEM;
-    zkl__free(*slot);
-    *slot = d;
-    return ZKL_OK;
 }
 
 /* Writes the fault into buf (when there is one); ZKL_EINVAL. */
@@ -158,7 +148,7 @@ int zkl_options_set_servers(zkl_options_t *o, const char *hosts)
     /* A '/' would be taken by the ZooKeeper client as a chroot. */
     if (o == NULL || zkl_servers_explain(hosts, NULL, 0) != ZKL_OK)
         return ZKL_EINVAL;
-    return set_string(&o->hosts, hosts);
+    return zkl__strset(&o->hosts, hosts);
 }
 
 int zkl_options_set_window(zkl_options_t *o, int n)
@@ -184,10 +174,10 @@ int zkl_options_set_chroot(zkl_options_t *o, const char *path)
     if (o == NULL)
         return ZKL_EINVAL;
     if (path == NULL || strcmp(path, "/") == 0)
-        return set_string(&o->chroot, NULL);
+        return zkl__strset(&o->chroot, NULL);
     if ((rc = zkl__path_check(path, 0)) != ZKL_OK)
         return rc;
-    return set_string(&o->chroot, path);
+    return zkl__strset(&o->chroot, path);
 }
 
 int zkl_options_set_conn_cb(zkl_options_t *o, zkl_conn_cb cb, void *arg)

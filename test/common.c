@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include <zookeeper/zookeeper.h>
+#ifdef HAVE_CYRUS_SASL_H
+#include <sasl/sasl.h>
+#endif
 
 #include "common.h"
 
@@ -120,13 +123,51 @@ static void obs_pump(zhandle_t *zh, volatile int *flag, long ms)
     }
 }
 
+/* The observer's handle: over TLS or with SASL when the suite runs
+ * against secured servers (ZKL_TEST_TLS_CERTS, ZKL_TEST_SASL_USER and
+ * ZKL_TEST_SASL_PASSWORD_FILE: see t_secure), else plain. */
+static zhandle_t *obs_init(struct obs *o)
+{
+#ifdef HAVE_OPENSSL_H
+    const char *certs = getenv("ZKL_TEST_TLS_CERTS");
+
+    if (certs != NULL && certs[0] != '\0') {
+        char cert[1600];
+
+        snprintf(cert, sizeof cert, "%s/ca.pem,%s/client.cert.pem,"
+                 "%s/client.key.pem", certs, certs, certs);
+        return zookeeper_init_ssl(t_hosts(), cert, obs_watcher, 10000, NULL,
+                                  o, 0);
+    }
+#endif
+#ifdef HAVE_CYRUS_SASL_H
+    const char *user = getenv("ZKL_TEST_SASL_USER");
+
+    if (user != NULL && user[0] != '\0') {
+        static zoo_sasl_params_t p;
+
+        sasl_client_init(NULL);
+        p.service = "zookeeper";
+        p.host = "zk-sasl-md5";
+        p.mechlist = "DIGEST-MD5";
+        /* Kept for the process's life, as the handle refers to it. */
+        if (p.callbacks == NULL)
+            p.callbacks = zoo_sasl_make_basic_callbacks(
+                user, NULL, getenv("ZKL_TEST_SASL_PASSWORD_FILE"));
+        return zookeeper_init_sasl(t_hosts(), obs_watcher, 10000, NULL, o,
+                                   0, NULL, &p);
+    }
+#endif
+    return zookeeper_init(t_hosts(), obs_watcher, 10000, NULL, o, 0);
+}
+
 static zhandle_t *obs_open(struct obs *o)
 {
     zhandle_t *zh;
 
     memset(o, 0, sizeof *o);
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-    zh = zookeeper_init(t_hosts(), obs_watcher, 10000, NULL, o, 0);
+    zh = obs_init(o);
     if (zh == NULL)
         FAILF("observer: zookeeper_init failed");
     obs_pump(zh, &o->connected, 10000);

@@ -156,7 +156,7 @@ void t_run_for(long ms)
 
 /* ---------------- clients ---------------- */
 
-static void t_conn_cb(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
+void t_conn_cb(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
 {
     t_conn_t *t = arg;
 
@@ -185,6 +185,29 @@ zkl_stats_t t_stats(zkl_client_t *c)
 
     ASSERT_RC(zkl_client_stats(c, &st, sizeof st), ZKL_OK);
     return st;
+}
+
+/* The suite's clients over TLS or with SASL when test/test-tls.sh runs
+ * it against secured servers: ZKL_TEST_TLS_CERTS names the directory of
+ * test/tls-certs.sh, ZKL_TEST_SASL_USER and ZKL_TEST_SASL_PASSWORD the
+ * identity. Unset: plain sessions. */
+void t_secure(zkl_options_t *o)
+{
+    const char *certs = getenv("ZKL_TEST_TLS_CERTS");
+    const char *user = getenv("ZKL_TEST_SASL_USER");
+    char ca[512], cert[512], key[512];
+
+    if (certs != NULL && certs[0] != '\0') {
+        snprintf(ca, sizeof ca, "%s/ca.pem", certs);
+        snprintf(cert, sizeof cert, "%s/client.cert.pem", certs);
+        snprintf(key, sizeof key, "%s/client.key.pem", certs);
+        ASSERT_RC(zkl_options_set_tls(o, ca, cert, key, NULL), ZKL_OK);
+    }
+    if (user != NULL && user[0] != '\0')
+        ASSERT_RC(zkl_options_set_sasl(o, NULL, user,
+                                       getenv("ZKL_TEST_SASL_PASSWORD"),
+                                       NULL, NULL),
+                  ZKL_OK);
 }
 
 zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn)
@@ -216,6 +239,7 @@ zkl_client_t *t_client_start(const char *hosts, int session_ms,
     memset(conn, 0, sizeof *conn);
     ASSERT_RC(zkl_options_new(&o), ZKL_OK);
     ASSERT_RC(zkl_options_set_servers(o, hosts), ZKL_OK);
+    t_secure(o);
     ASSERT_RC(zkl_options_set_session_timeout(o, session_ms), ZKL_OK);
     ASSERT_RC(zkl_options_set_conn_cb(o, t_conn_cb, conn), ZKL_OK);
     ASSERT_RC(zkl_client_new(&c, o), ZKL_OK);
@@ -368,6 +392,7 @@ static void test_no_lock_nodes_left(void)
 #define T(name, secs) void test_##name(void);
 #include "test-list.h"
 #include "test-ensemble-list.h"
+#include "test-tls-list.h"
 #undef T
 
 static const t_case_t tests[] = {
@@ -379,6 +404,12 @@ static const t_case_t tests[] = {
 static const t_case_t ens_tests[] = {
 #define T(name, secs) {#name, test_##name, secs},
 #include "test-ensemble-list.h"
+#undef T
+};
+
+static const t_case_t tls_tests[] = {
+#define T(name, secs) {#name, test_##name, secs},
+#include "test-tls-list.h"
 #undef T
 };
 
@@ -421,6 +452,7 @@ static void teardown(void)
  * run-tests --leftovers: checks that no lock node is left anywhere
  * (suite.sh runs it after every other test).
  * run-tests --ensemble [...]: the tests of a 3-node ensemble.
+ * run-tests --tls [...]: the secured servers' (test/test-tls.sh).
  * run-tests --list [--ensemble] [...]: the names those would run, one a
  * line, none run (suite.sh starts a runner only when it selects some:
  * a run of no test fails).
@@ -446,6 +478,11 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "--ensemble") == 0) {
         list = ens_tests;
         n = sizeof ens_tests / sizeof ens_tests[0];
+        argc--;
+        argv++;
+    } else if (argc >= 2 && strcmp(argv[1], "--tls") == 0) {
+        list = tls_tests;
+        n = sizeof tls_tests / sizeof tls_tests[0];
         argc--;
         argv++;
     }

@@ -35,12 +35,17 @@ typedef struct t_conn {
     int n;
     int connected;
 } t_conn_t;
+/* The connection callback that records into a t_conn_t (arg). */
+void t_conn_cb(zkl_client_t *c, zkl_conn_event_t ev, void *arg);
 /* Whether conn recorded connection event ev. */
 int t_has_event(const t_conn_t *conn, int ev);
 /* A connected client on t_base (fails the test if it cannot connect). */
 zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn);
 /* c's counters (zkl_client_stats), failing the test if it cannot. */
 zkl_stats_t t_stats(zkl_client_t *c);
+/* Applies the secured servers' settings from the environment (see
+ * harness.c). */
+void t_secure(zkl_options_t *o);
 /* The same, without waiting: conn->connected says when. */
 zkl_client_t *t_client_start(const char *hosts, int session_ms,
                              t_conn_t *conn);

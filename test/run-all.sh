@@ -30,7 +30,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 t_start=$SECONDS
 
-if ! bash test/setup.sh --asan; then
+if ! bash test/setup.sh --asan --tls; then
     echo "0 passed, 1 failed"
     exit 1
 fi
@@ -66,7 +66,7 @@ job_plain_soak() {
 }
 job_plain_rest() {
     suite plain ZKL_TEST_PARTS="adapters shell ensemble" \
-        ZKL_TEST_SHELL_SKIP="soak netns" --
+        ZKL_TEST_SHELL_SKIP="soak netns tls" --
 }
 # The checker on the namespaced cluster: a 5-node ensemble and the
 # workers each in a network namespace of their own, with faults on their
@@ -95,7 +95,20 @@ job_asan_soak() {
 }
 job_asan_rest() {
     suite asan ZKL_TEST_PARTS="adapters shell ensemble" \
-        ZKL_TEST_SHELL_SKIP="soak netns build error-table examples man" --
+        ZKL_TEST_SHELL_SKIP="soak netns tls build error-table examples man" --
+}
+
+# TLS and SASL (test/test-tls.sh) on build/tls, whose ZooKeeper C client
+# has both: secured servers, the failure cases, the suite's tests over
+# TLS and SASL, a TLS ensemble's failover, the CLI, Curator over TLS;
+# then its C tests again under valgrind.
+job_tls() {
+    suite tls ZKL_TEST_PARTS=shell ZKL_TEST_SHELL=tls ZKL_TEST_REQUIRE_TLS=1 --
+}
+job_tls_valgrind() {
+    suite tls ZKL_TEST_PREFIX=valgrind/ ZKL_TEST_PARTS=shell ZKL_TEST_SHELL=tls \
+        ZKL_TEST_REQUIRE_TLS=1 ZKL_TEST_TLS_C_ONLY=1 \
+        ZKL_TEST_WRAPPER="$top/build/tls/libtool --mode=execute valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=$top/test/zookeeper-client.supp" --
 }
 
 # valgrind: the C tests, the adapters and the ensemble's tests, less
@@ -160,10 +173,10 @@ job_distcheck() {
 # mostly waits on the package mirror, went 13th before and ended last).
 shown=(plain_c1 plain_c2 plain_soak plain_netns plain_rest plain_zkalloc
        asan_c1 asan_c2 asan_soak asan_rest valgrind_c1 valgrind_c2
-       valgrind_rest fuzz packages install distcheck)
+       valgrind_rest tls tls_valgrind fuzz packages install distcheck)
 started=(install asan_rest plain_rest asan_c2 plain_c2 asan_c1 plain_zkalloc
          valgrind_c2 plain_c1 plain_soak valgrind_c1 valgrind_rest packages
-         plain_netns fuzz distcheck asan_soak)
+         plain_netns tls tls_valgrind fuzz distcheck asan_soak)
 
 # A job's closing line.
 closing='^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$'

@@ -2,6 +2,10 @@
 # Installs what zklock needs on Debian 12 (when missing) and builds it:
 #   build/plain  the normal build
 #   build/asan   AddressSanitizer + UBSan (only with --asan)
+#   build/tls    against a ZooKeeper C client with TLS and SASL, built
+#                from Debian's source into build/zk-tls by
+#                deps/build-zookeeper-client.sh --prefix (only with
+#                --tls; cached in /var/cache/zklock, as the script says)
 # Used by examples/run-demo.sh, test/run-all.sh and .ci/run.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,6 +62,16 @@ build() { # dir, configure args...
 }
 
 build build/plain
-if [ "${1:-}" = --asan ]; then
-    build build/asan --enable-sanitizers
-fi
+for arg in "$@"; do
+    case $arg in
+    --asan) build build/asan --enable-sanitizers ;;
+    --tls)
+        echo "== ZooKeeper C client with TLS and SASL (build/zk-tls)"
+        bash deps/build-zookeeper-client.sh --prefix "$top/build/zk-tls" \
+            >build/zk-tls.log 2>&1 || { tail -30 build/zk-tls.log; exit 1; }
+        zt=$top/build/zk-tls
+        build build/tls --with-zookeeper-tls CPPFLAGS="-I$zt/include" \
+            LDFLAGS="-L$zt/lib -Wl,-rpath,$zt/lib"
+        ;;
+    esac
+done

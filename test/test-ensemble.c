@@ -125,6 +125,38 @@ TEST(ensemble_kill_connected_follower)
     failover_case(hosts, 1);
 }
 
+/* A real partition of one holder: it knows only one follower, which is
+ * killed, so nothing of its session reaches the ensemble; the leader
+ * expires it and grants the lock to the waiter. The holder is told LOST
+ * by its own clock first, and when the node is back its client opens a
+ * new session. (No proxy: the TLS suite runs this too.) */
+TEST(ensemble_cut_off_holder_told_lost_before_the_next_holds)
+{
+    int leader = t_ens_leader(10000), k = leader % T_ENS_NODES + 1;
+    t_conn_t hconn;
+    zkl_client_t *hc = t_client(t_ens_host(k), 2000, &hconn);
+    zkl_client_t *wc = t_client(t_hosts(), SESSION_MS, NULL);
+    const char *p = t_path(NULL);
+    t_lock_t h, w;
+
+    t_hold_and_queue(&h, hc, &w, wc, p);
+    t_ens("kill", k);
+    ASSERT(t_run_until(&h.suspended, 5000));
+    ASSERT(t_run_until(&h.lost, 5000));
+    ASSERT_RC(h.last_status, ZKL_ESESSION);
+    ASSERT(t_run_until(&w.acquired, 20000));
+    ASSERT(h.lost_ev < w.grant_ev);
+    t_ens("start", k);
+    ASSERT(WAIT_FOR(t_has_event(&hconn, ZKL_CONN_EXPIRED), 30000));
+    ASSERT_RC(zkl_lock_release(w.lk), ZKL_OK);
+    ASSERT(t_run_until(&w.released, 10000));
+    zkl_lock_free(h.lk);
+    zkl_lock_free(w.lk);
+    zkl_client_free(hc);
+    zkl_client_free(wc);
+    ASSERT_EQ(t_zk_wait_count(p, 0, 5000), 0);
+}
+
 /* ---- rolling restart under load ---- */
 
 struct roll {

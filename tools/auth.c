@@ -84,20 +84,26 @@ static int add_text(zkl_options_t *o, const char *text, const char *where)
     return rc;
 }
 
-static int add_file(zkl_options_t *o, const char *file, const char *from)
+/* A file of secrets, whole and NUL-terminated, into *text (free it with
+ * explicit_bzero first); where gets how messages name it. 0, or
+ * EXIT_USAGE after saying why: it cannot be read, is not a regular
+ * file, is empty or over 1 MiB, or others may read or write it. */
+int secret_file_read(const char *file, const char *from, char **text,
+                     size_t *len_out, char *where, size_t wsize)
 {
-    char where[300], buf[4096], *text = NULL;
+    char buf[4096], *t0 = NULL;
     struct stat st;
     size_t len = 0;
     ssize_t n;
-    int fd, rc;
+    int fd;
 
+    *text = NULL;
     /* A name with a ':' may well be credentials typed where the file
      * name goes: not echoed. */
     if (strchr(file, ':') != NULL)
-        snprintf(where, sizeof where, "the credentials file (%s)", from);
+        snprintf(where, wsize, "the credentials file (%s)", from);
     else
-        snprintf(where, sizeof where, "%s (%s)", file, from);
+        snprintf(where, wsize, "%s (%s)", file, from);
     if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
         return usage_error("cannot read %s: %s%s", where, strerror(errno),
                            strchr(file, ':') != NULL
@@ -115,28 +121,44 @@ static int add_file(zkl_options_t *o, const char *file, const char *from)
                            (unsigned)(st.st_mode & 07777));
     }
     while ((n = read(fd, buf, sizeof buf)) > 0) {
-        char *t = realloc(text, len + (size_t)n + 1);
+        char *t = realloc(t0, len + (size_t)n + 1);
 
         if (t == NULL || len + (size_t)n > 1 << 20) {
-            free(t != NULL ? t : text);
+            free(t != NULL ? t : t0);
             explicit_bzero(buf, sizeof buf);
             close(fd);
             return usage_error("%s is too large for a credentials file",
                                where);
         }
-        text = t;
-        memcpy(text + len, buf, (size_t)n);
+        t0 = t;
+        memcpy(t0 + len, buf, (size_t)n);
         len += (size_t)n;
     }
     explicit_bzero(buf, sizeof buf);
     close(fd);
     if (n < 0) {
-        free(text);
+        if (t0 != NULL)
+            explicit_bzero(t0, len);
+        free(t0);
         return usage_error("cannot read %s: %s", where, strerror(errno));
     }
-    if (text == NULL)
+    if (t0 == NULL)
         return usage_error("%s is empty", where);
-    text[len] = '\0';
+    t0[len] = '\0';
+    *text = t0;
+    *len_out = len;
+    return 0;
+}
+
+static int add_file(zkl_options_t *o, const char *file, const char *from)
+{
+    char where[300], *text;
+    size_t len;
+    int rc;
+
+    if ((rc = secret_file_read(file, from, &text, &len, where,
+                               sizeof where)) != 0)
+        return rc;
     rc = add_text(o, text, where);
     explicit_bzero(text, len);
     free(text);

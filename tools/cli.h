@@ -41,8 +41,27 @@ enum {
     OPT_REVOCABLE,
     OPT_KILL_AFTER,
     OPT_ID,
-    OPT_WAIT
+    OPT_WAIT,
+    OPT_TLS_CA,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY,
+    OPT_SASL_USER,
+    OPT_SASL_PASSWORD_FILE,
+    OPT_SASL_MECH,
+    OPT_SECRET_REFUSED /* --sasl-password, --tls-key-password */
 };
+
+/* The TLS and SASL options every command takes (getopt_long entries). */
+#define SECURE_OPTS                                                        \
+    {"tls-ca", required_argument, NULL, OPT_TLS_CA},                       \
+    {"tls-cert", required_argument, NULL, OPT_TLS_CERT},                   \
+    {"tls-key", required_argument, NULL, OPT_TLS_KEY},                     \
+    {"tls-key-password", required_argument, NULL, OPT_SECRET_REFUSED},     \
+    {"sasl-user", required_argument, NULL, OPT_SASL_USER},                 \
+    {"sasl-password-file", required_argument, NULL,                        \
+     OPT_SASL_PASSWORD_FILE},                                              \
+    {"sasl-password", required_argument, NULL, OPT_SECRET_REFUSED},        \
+    {"sasl-mech", required_argument, NULL, OPT_SASL_MECH}
 
 /* How to reach ZooKeeper, from the options every command shares. */
 struct conn_opts {
@@ -51,6 +70,9 @@ struct conn_opts {
     double connect_s;    /* --connect-timeout; 0: no limit */
     const char *auth_file; /* --auth-file; NULL: $ZKLOCK_AUTH_FILE */
     int acl_private;     /* --acl private */
+    /* secure.c; NULL: from the environment */
+    const char *tls_ca, *tls_cert, *tls_key;
+    const char *sasl_user, *sasl_password_file, *sasl_mech;
     int verbose;         /* --verbose: the ZooKeeper client's log */
 };
 #define DEFAULT_CONNECT_TIMEOUT 15.0
@@ -109,6 +131,12 @@ void servers_free(void);
 /* auth.c: credentials from a file or the environment, never argv */
 int auth_load(zkl_options_t *o, const char *file_opt);
 const char *auth_who(void);
+int secret_file_read(const char *file, const char *from, char **text,
+                     size_t *len_out, char *where, size_t wsize);
+
+/* ---- secure.c: TLS and SASL ---- */
+int secure_load(zkl_options_t *o, const struct conn_opts *co);
+const char *secure_what(void);
 
 /* reach.c: the connection, its deadline, and why there is none */
 zkl_client_t *open_client(struct event_base *base,

@@ -69,6 +69,30 @@ int conn_option(struct conn_opts *co, int opt, const char *arg)
                     "(every user can read it in ps): give a file, "
                     "--auth-file FILE, or set $ZKLOCK_AUTH");
         return -1;
+    case OPT_TLS_CA:
+        co->tls_ca = arg;
+        return 1;
+    case OPT_TLS_CERT:
+        co->tls_cert = arg;
+        return 1;
+    case OPT_TLS_KEY:
+        co->tls_key = arg;
+        return 1;
+    case OPT_SASL_USER:
+        co->sasl_user = arg;
+        return 1;
+    case OPT_SASL_PASSWORD_FILE:
+        co->sasl_password_file = arg;
+        return 1;
+    case OPT_SASL_MECH:
+        co->sasl_mech = arg;
+        return 1;
+    case OPT_SECRET_REFUSED:
+        usage_error("passwords are never taken on the command line "
+                    "(every user can read it in ps): give "
+                    "--sasl-password-file FILE, or set "
+                    "$ZKLOCK_SASL_PASSWORD or $ZKLOCK_TLS_KEY_PASSWORD");
+        return -1;
     case OPT_ACL:
         if (strcmp(arg, "private") == 0 || strcmp(arg, "open") == 0) {
             co->acl_private = arg[0] == 'p';

@@ -420,6 +420,7 @@ int cmd_query(int argc, char **argv, int revoke)
         {"auth-file", required_argument, NULL, OPT_AUTH_FILE},
         {"auth", required_argument, NULL, OPT_AUTH_REFUSED},
         {"password", required_argument, NULL, OPT_AUTH_REFUSED},
+        SECURE_OPTS,
         {"verbose", no_argument, NULL, OPT_VERBOSE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};

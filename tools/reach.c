@@ -149,7 +149,16 @@ int not_authorized(const char *what)
 {
     const char *who = auth_who();
 
-    if (what == NULL || conn_auth_failed())
+    if (conn_auth_failed() && secure_what() != NULL &&
+        strcmp(secure_what(), "TLS") == 0)
+        fprintf(stderr, "%s: not authorized: the TLS handshake failed for "
+                "good on every server (an untrusted or expired "
+                "certificate on either side, or not a TLS port; "
+                "--verbose shows why)\n", prog);
+    else if (conn_auth_failed() && secure_what() != NULL)
+        fprintf(stderr, "%s: not authorized: ZooKeeper refused the %s "
+                "identity: authentication failed\n", prog, secure_what());
+    else if (what == NULL || conn_auth_failed())
         fprintf(stderr, "%s: not authorized: ZooKeeper refused the "
                 "credentials (%s): authentication failed\n", prog,
                 who != NULL ? who : "none given");
@@ -232,7 +241,8 @@ zkl_client_t *open_client(struct event_base *base, const struct conn_opts *co,
             ZKL_OK ||
         (rc = zkl_options_set_conn_cb(o, on_conn, NULL)) != ZKL_OK)
         goto failed;
-    if ((*exit_code = auth_load(o, co->auth_file)) != 0)
+    if ((*exit_code = auth_load(o, co->auth_file)) != 0 ||
+        (*exit_code = secure_load(o, co)) != 0)
         goto out;
     if (co->acl_private) {
         if (auth_who() == NULL) {

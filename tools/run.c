@@ -310,6 +310,7 @@ static int exit_code(const char *arg, int *out)
         {"auth", required_argument, NULL, OPT_AUTH_REFUSED},               \
         {"password", required_argument, NULL, OPT_AUTH_REFUSED},           \
         {"acl", required_argument, NULL, OPT_ACL},                         \
+        SECURE_OPTS,                                                       \
         {"verbose", no_argument, NULL, OPT_VERBOSE},                       \
         {"kill-after", required_argument, NULL, OPT_KILL_AFTER},           \
         {"help", no_argument, NULL, 'h'}

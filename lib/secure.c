@@ -1,0 +1,339 @@
+/* Secure sessions: TLS and SASL. Owns the options' and the client's
+ * secure settings (zkl__secure_t: the TLS file names in the C client's
+ * one-string form, the SASL identity, its password and the callbacks
+ * the C client calls, which it keeps pointers to for the handle's life),
+ * and opens a session's ZooKeeper handle with them. Built against a
+ * ZooKeeper C client without OpenSSL or Cyrus SASL (Debian's stock one),
+ * the setters answer ZKL_ENOTSUP and every session is a plain one. */
+#include "config.h"
+
+#ifdef ZKL_HAVE_ZK_TLS
+#define HAVE_OPENSSL_H 1 /* zookeeper.h declares zookeeper_init_ssl() */
+#endif
+#ifdef ZKL_HAVE_ZK_SASL
+#define HAVE_CYRUS_SASL_H 1 /* ... and zookeeper_init_sasl() */
+#include <sasl/sasl.h>
+#endif
+
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifdef ZKL_HAVE_ZK_TLS
+/* zookeeper_log.h's, which wants the C client's include directory. */
+extern ZOOAPI ZooLogLevel logLevel;
+#endif
+
+struct zkl__secure {
+    char *tls;                /* "ca,cert,key[,password]"; NULL: no TLS */
+    char *mech, *user, *service, *host;
+    char *password;           /* wiped before it is freed */
+    zkl_sasl_password_cb pw_cb;
+    void *pw_arg;
+    int sasl;                 /* zkl_options_set_sasl() was called */
+#ifdef ZKL_HAVE_ZK_SASL
+    /* The client's copy only: what the C client calls back into. */
+    sasl_callback_t cbs[5];
+    sasl_secret_t *secret;    /* the latest password handed out */
+    zoo_sasl_params_t params;
+#endif
+};
+
+unsigned zkl_features(void)
+{
+    unsigned f = 0;
+#ifdef ZKL_HAVE_ZK_TLS
+    f |= ZKL_FEATURE_TLS;
+#endif
+#ifdef ZKL_HAVE_ZK_SASL
+    f |= ZKL_FEATURE_SASL;
+#endif
+    return f;
+}
+
+static void wipe_free(char *s)
+{
+    if (s != NULL) {
+        /* A plain memset before free may be optimized away. */
+        volatile char *v = s;
+        while (*v != '\0')
+            *v++ = '\0';
+        zkl__free(s);
+    }
+}
+
+void zkl__secure_free(zkl__secure_t *s)
+{
+    if (s == NULL)
+        return;
+    wipe_free(s->tls); /* it may carry the key's passphrase */
+    zkl__free(s->mech);
+    zkl__free(s->user);
+    zkl__free(s->service);
+    zkl__free(s->host);
+    wipe_free(s->password);
+#ifdef ZKL_HAVE_ZK_SASL
+    if (s->secret != NULL) {
+        memset(s->secret->data, 0, s->secret->len);
+        zkl__free(s->secret);
+    }
+#endif
+    zkl__free(s);
+}
+
+static zkl__secure_t *secure_of(zkl_options_t *o)
+{
+    if (o->secure == NULL)
+        o->secure = zkl__calloc(1, sizeof *o->secure);
+    return o->secure;
+}
+
+/* A file name the C client's "ca,cert,key,password" string can carry:
+ * it splits at every ',' and skips empty fields. */
+static int tls_field_ok(const char *s)
+{
+    return s != NULL && s[0] != '\0' && strchr(s, ',') == NULL;
+}
+
+int zkl_options_set_tls(zkl_options_t *o, const char *ca_file,
+                        const char *cert_file, const char *key_file,
+                        const char *key_password)
+{
+    zkl__secure_t *s;
+    size_t n;
+    char *t;
+
+    if (o == NULL || !tls_field_ok(ca_file) || !tls_field_ok(cert_file) ||
+        !tls_field_ok(key_file) ||
+        (key_password != NULL && key_password[0] != '\0' &&
+         !tls_field_ok(key_password)) ||
+        (o->secure != NULL && o->secure->sasl))
+        return ZKL_EINVAL;
+    if (!(zkl_features() & ZKL_FEATURE_TLS))
+        return ZKL_ENOTSUP;
+    if ((s = secure_of(o)) == NULL)
+        return ZKL_ENOMEM;
+    n = strlen(ca_file) + strlen(cert_file) + strlen(key_file) + 4 +
+        (key_password != NULL ? strlen(key_password) : 0);
+    if ((t = zkl__malloc(n)) == NULL)
+        return ZKL_ENOMEM;
+    strcpy(t, ca_file);
+    strcat(t, ",");
+    strcat(t, cert_file);
+    strcat(t, ",");
+    strcat(t, key_file);
+    if (key_password != NULL && key_password[0] != '\0') {
+        strcat(t, ",");
+        strcat(t, key_password);
+    }
+    wipe_free(s->tls);
+    s->tls = t;
+    return ZKL_OK;
+}
+
+int zkl_options_set_sasl(zkl_options_t *o, const char *mechanism,
+                         const char *user, const char *password,
+                         const char *service, const char *host)
+{
+    zkl__secure_t *s;
+    char *pw = NULL;
+
+    if (o == NULL || user == NULL || user[0] == '\0' ||
+        (o->secure != NULL && o->secure->tls != NULL))
+        return ZKL_EINVAL;
+    if (!(zkl_features() & ZKL_FEATURE_SASL))
+        return ZKL_ENOTSUP;
+    if ((s = secure_of(o)) == NULL)
+        return ZKL_ENOMEM;
+    if (password != NULL && (pw = zkl__strdup(password)) == NULL)
+        return ZKL_ENOMEM;
+    if (zkl__strset(&s->mech, mechanism) != ZKL_OK ||
+        zkl__strset(&s->user, user) != ZKL_OK ||
+        zkl__strset(&s->service, service) != ZKL_OK ||
+        zkl__strset(&s->host, host) != ZKL_OK) {
+        wipe_free(pw);
+        return ZKL_ENOMEM;
+    }
+    wipe_free(s->password);
+    s->password = pw;
+    s->sasl = 1;
+    return ZKL_OK;
+}
+
+int zkl_options_set_sasl_password_cb(zkl_options_t *o,
+                                     zkl_sasl_password_cb cb, void *arg)
+{
+    zkl__secure_t *s;
+
+    if (o == NULL)
+        return ZKL_EINVAL;
+    if (!(zkl_features() & ZKL_FEATURE_SASL))
+        return ZKL_ENOTSUP;
+    if ((s = secure_of(o)) == NULL)
+        return ZKL_ENOMEM;
+    s->pw_cb = cb;
+    s->pw_arg = arg;
+    return ZKL_OK;
+}
+
+int zkl__secure_copy(zkl__secure_t **dst, const zkl__secure_t *src)
+{
+    zkl__secure_t *s;
+
+    *dst = NULL;
+    if (src == NULL || (src->tls == NULL && !src->sasl))
+        return ZKL_OK;
+    if ((s = zkl__calloc(1, sizeof *s)) == NULL)
+        return ZKL_ENOMEM;
+    s->pw_cb = src->pw_cb;
+    s->pw_arg = src->pw_arg;
+    s->sasl = src->sasl;
+    if (zkl__strset(&s->tls, src->tls) != ZKL_OK ||
+        zkl__strset(&s->mech, src->mech) != ZKL_OK ||
+        zkl__strset(&s->user, src->user) != ZKL_OK ||
+        zkl__strset(&s->service, src->service) != ZKL_OK ||
+        zkl__strset(&s->host, src->host) != ZKL_OK ||
+        zkl__strset(&s->password, src->password) != ZKL_OK) {
+        zkl__secure_free(s);
+        return ZKL_ENOMEM;
+    }
+    *dst = s;
+    return ZKL_OK;
+}
+
+int zkl__secure_is_tls(const zkl__secure_t *s)
+{
+    return s != NULL && s->tls != NULL;
+}
+
+#ifdef ZKL_HAVE_ZK_SASL
+/* The callbacks the C client's SASL exchange asks, with the client's
+ * zkl__secure_t as context. */
+static int cb_user(void *ctx, int id, const char **result, unsigned *len)
+{
+    zkl__secure_t *s = ctx;
+
+    if (id != SASL_CB_USER && id != SASL_CB_AUTHNAME)
+        return SASL_BADPARAM;
+    *result = s->user;
+    if (len != NULL)
+        *len = (unsigned)strlen(s->user);
+    return SASL_OK;
+}
+
+static int cb_realm(void *ctx, int id, const char **avail,
+                    const char **result)
+{
+    (void)ctx;
+    if (id != SASL_CB_GETREALM)
+        return SASL_BADPARAM;
+    *result = avail != NULL ? avail[0] : NULL;
+    return SASL_OK;
+}
+
+static int cb_pass(sasl_conn_t *conn, void *ctx, int id,
+                   sasl_secret_t **out)
+{
+    zkl__secure_t *s = ctx;
+    char buf[1024];
+    const char *pw = s->password;
+    size_t n;
+
+    (void)conn;
+    if (id != SASL_CB_PASS || out == NULL)
+        return SASL_BADPARAM;
+    if (s->pw_cb != NULL) {
+        buf[0] = '\0';
+        if (s->pw_cb(buf, sizeof buf, s->pw_arg) != 0)
+            return SASL_FAIL;
+        buf[sizeof buf - 1] = '\0';
+        pw = buf;
+    }
+    if (pw == NULL)
+        return SASL_FAIL;
+    n = strlen(pw);
+    if (s->secret != NULL) {
+        memset(s->secret->data, 0, s->secret->len);
+        zkl__free(s->secret);
+    }
+    s->secret = zkl__malloc(sizeof *s->secret + n);
+    if (s->secret == NULL) {
+        memset(buf, 0, sizeof buf);
+        return SASL_NOMEM;
+    }
+    s->secret->len = n;
+    memcpy(s->secret->data, pw, n + 1);
+    memset(buf, 0, sizeof buf);
+    *out = s->secret;
+    return SASL_OK;
+}
+
+/* sasl_callback_t keeps every callback as int (*)(void): the cast goes
+ * through void (*)(void), the type GCC knows to stand for "any". */
+#define SASL_PROC(f) ((int (*)(void))(void (*)(void))(f))
+
+/* Cyrus SASL's client side is set up once per process; the C client
+ * leaves that to its caller. */
+static int sasl_ready(void)
+{
+    static int done;
+
+    if (!done && sasl_client_init(NULL) == SASL_OK)
+        done = 1;
+    return done;
+}
+#endif
+
+/* The session's handle, over TLS, with SASL, or plain. The C client's
+ * TLS entry has no log hook: its own log stays quiet while it starts
+ * (it would write to stderr), and the hook is set right after. */
+zhandle_t *zkl__secure_open(zkl__secure_t *s, const char *hosts,
+                            watcher_fn fn, int timeout, void *ctx,
+                            log_callback_fn log)
+{
+    zhandle_t *zh = NULL;
+
+#ifdef ZKL_HAVE_ZK_TLS
+    if (s != NULL && s->tls != NULL) {
+        ZooLogLevel level = logLevel;
+
+        zoo_set_debug_level((ZooLogLevel)0);
+        zh = zookeeper_init_ssl(hosts, s->tls, fn, timeout, NULL, ctx, 0);
+        zoo_set_debug_level(level);
+        if (zh != NULL)
+            zoo_set_log_callback(zh, log);
+        return zh;
+    }
+#endif
+#ifdef ZKL_HAVE_ZK_SASL
+    if (s != NULL && s->sasl) {
+        if (!sasl_ready()) {
+            ZKL_LOG(ZKL_LOG_ERROR, "zklock: sasl_client_init failed");
+            errno = EINVAL;
+            return NULL;
+        }
+        s->cbs[0] = (sasl_callback_t){SASL_CB_GETREALM,
+                                      SASL_PROC(cb_realm), s};
+        s->cbs[1] = (sasl_callback_t){SASL_CB_USER,
+                                      SASL_PROC(cb_user), s};
+        s->cbs[2] = (sasl_callback_t){SASL_CB_AUTHNAME,
+                                      SASL_PROC(cb_user), s};
+        s->cbs[3] = (sasl_callback_t){SASL_CB_PASS,
+                                      SASL_PROC(cb_pass), s};
+        s->cbs[4] = (sasl_callback_t){SASL_CB_LIST_END, NULL, NULL};
+        s->params.service = s->service != NULL ? s->service : "zookeeper";
+        s->params.mechlist = s->mech != NULL ? s->mech : "DIGEST-MD5";
+        s->params.host = s->host != NULL ? s->host
+                         : strcmp(s->params.mechlist, "DIGEST-MD5") == 0
+                             ? "zk-sasl-md5"
+                             : NULL;
+        s->params.callbacks = s->cbs;
+        return zookeeper_init_sasl(hosts, fn, timeout, NULL, ctx, 0, log,
+                                   &s->params);
+    }
+#endif
+    (void)s;
+    zh = zookeeper_init2(hosts, fn, timeout, NULL, ctx, 0, log);
+    return zh;
+}

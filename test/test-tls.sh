@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# TLS and SASL against real secured servers (test/zkserver.sh --tls,
+# --tls-expired, --sasl; certificates from test/tls-certs.sh): the
+# failure cases each with its code (run-tests --tls); the suite's own
+# tests of the mutex, read/write lock, semaphore, multi-lock, latch,
+# guarded writes, session expiry and a server restart, over TLS and over
+# SASL (the same tests, their clients given t_secure()'s settings); the
+# failover tests on a 3-node TLS ensemble, with real kills and restarts
+# (the fault proxy cannot read TLS); the zklock CLI over TLS and SASL;
+# and a Curator process over TLS sharing a lock with zklock over TLS.
+#
+# Needs a build whose ZooKeeper C client has TLS and SASL (test/setup.sh
+# --tls makes one in build/tls). Elsewhere it skips, saying why, unless
+# ZKL_TEST_REQUIRE_TLS is set (CI's TLS lane): then that is a failure.
+set -u
+SUITE=tls
+# lib.sh wants the suite's server: this script starts its own.
+ZKL_TEST_HOSTS=${ZKL_TEST_HOSTS:-unused}
+. "$(dirname "$0")/lib.sh"
+. "$top_srcdir/test/tally.sh"
+zk=$top_srcdir/test/zkserver.sh
+runner=$top_builddir/test/run-tests
+wrap=${ZKL_TEST_WRAPPER:-}
+
+have() { grep -q "^#define ZKL_HAVE_ZK_$1 1" "$top_builddir/config.h" 2>/dev/null; }
+if ! have TLS || ! have SASL; then
+    if [ -n "${ZKL_TEST_REQUIRE_TLS:-}" ]; then
+        echo "FAIL: $SUITE/build (this build's ZooKeeper C client lacks TLS or SASL, and ZKL_TEST_REQUIRE_TLS is set)"
+        failed=1
+    else
+        skip suite "this build's ZooKeeper C client has no TLS/SASL: test/setup.sh --tls builds one"
+    fi
+    finish
+    exit
+fi
+
+servers=()
+stop_servers() {
+    local d
+    for d in "${servers[@]+"${servers[@]}"}"; do
+        "$zk" kill "$d" >/dev/null 2>&1 || true
+    done
+}
+trap 'stop_servers; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+
+certs=$(bash "$top_srcdir/test/tls-certs.sh" "$tmp/certs") || {
+    echo "FAIL: $SUITE/certificates"; echo "0 passed, 1 failed"; exit 1; }
+export ZKL_ZK_CERTS=$certs
+
+start() { # NAME OPTIONS...: a standalone server; prints its hosts
+    local name=$1
+    shift
+    servers+=("$tmp/$name")
+    "$zk" "$@" start "$tmp/$name"
+}
+fail_setup() { echo "FAIL: $SUITE/$1 (could not start it)"; failed=$((failed + 1)); }
+
+tls_h=$(start zk-tls --tls) || fail_setup tls-server
+exp_h=$(start zk-expired --tls-expired) || fail_setup expired-server
+sasl_h=$(start zk-sasl --sasl) || fail_setup sasl-server
+plain_h=$(start zk-plain) || fail_setup plain-server
+sasl_user=$(cat "$tmp/zk-sasl/sasl.user" 2>/dev/null)
+sasl_pw=$(cat "$tmp/zk-sasl/sasl.password" 2>/dev/null)
+# The CLI refuses a password file others may read, as ssh refuses keys.
+printf %s "$sasl_pw" >"$tmp/sasl.pw" && chmod 600 "$tmp/sasl.pw"
+echo "# TLS $tls_h, expired $exp_h, SASL $sasl_h, plain $plain_h"
+
+runs() { # NAME, then env assignments and run-tests arguments
+    local name=$1 out=$tmp/$1.out
+    shift
+    env ZKL_TEST_PREFIX="${ZKL_TEST_PREFIX:-}$SUITE/$name/" "$@" |
+        tee "$out"
+    tally "$out" "$SUITE/$name"
+}
+
+# ---- 1. each failure with its own code, and what must work ----
+runs errors ZKL_TEST_CERTS="$certs" ZKL_TEST_TLS_HOSTS="$tls_h" \
+    ZKL_TEST_TLS_EXPIRED_HOSTS="$exp_h" ZKL_TEST_PLAIN_HOSTS="$plain_h" \
+    ZKL_TEST_SASL_HOSTS="$sasl_h" ZKL_TEST_SASL_NAME="$sasl_user" \
+    ZKL_TEST_SASL_SECRET="$sasl_pw" ZKL_TEST_HOSTS="$plain_h" \
+    ZKL_TEST_ZKDIR="$tmp/zk-plain" $wrap "$runner" --tls
+
+# ---- 2. the suite's own tests over TLS, then over SASL ----
+# The tests whose clients are the harness's (t_client) and whose faults
+# are real ones (an expiry, a restart), not the fault proxy's.
+# (Names select by substring: none of these selects a proxy's test.
+# Session expiry by a real partition is the ensemble's, below.)
+suite_tests="acquire_release_basic fencing_token_grows contenders_order
+    timeout fifo_order mutual_exclusion_sessions
+    mutual_exclusion_processes long_queue_across_sessions_drains_without_listing
+    latch_elects_in_order multi_waits_holding_only_a_prefix
+    rw_readers_share_writer_waits
+    rw_writer_release_wakes_only_readers_that_hold
+    rw_downgrade_keeps_place_upgrade_refused sem_limit_and_layout
+    sem_several_leases_all_or_nothing guarded_write_while_held
+    revoke_reaches_revocable_holders_only node_deleted_by_other
+    server_restart_held_and_queued"
+# shellcheck disable=SC2086
+runs suite ZKL_TEST_HOSTS="$tls_h" ZKL_TEST_ZKDIR="$tmp/zk-tls" \
+    ZKL_TEST_TLS_CERTS="$certs" $wrap "$runner" $suite_tests
+runs suite-leftovers ZKL_TEST_HOSTS="$tls_h" ZKL_TEST_TLS_CERTS="$certs" \
+    "$runner" --leftovers
+# shellcheck disable=SC2086
+runs sasl ZKL_TEST_HOSTS="$sasl_h" ZKL_TEST_ZKDIR="$tmp/zk-sasl" \
+    ZKL_TEST_SASL_USER="$sasl_user" ZKL_TEST_SASL_PASSWORD="$sasl_pw" \
+    ZKL_TEST_SASL_PASSWORD_FILE="$tmp/zk-sasl/sasl.password" \
+    $wrap "$runner" acquire_release_basic mutual_exclusion_sessions \
+    rw_readers_share_writer_waits sem_limit_and_layout latch_elects_in_order \
+    multi_waits_holding_only_a_prefix server_restart_held_and_queued
+runs sasl-leftovers ZKL_TEST_HOSTS="$sasl_h" ZKL_TEST_SASL_USER="$sasl_user" \
+    ZKL_TEST_SASL_PASSWORD="$sasl_pw" \
+    ZKL_TEST_SASL_PASSWORD_FILE="$tmp/zk-sasl/sasl.password" \
+    "$runner" --leftovers
+
+# ---- 3. failover on a 3-node TLS ensemble: real kills and restarts ----
+servers+=("$tmp/ens")
+if ens_h=$("$zk" --tls ensemble "$tmp/ens" 3); then
+    echo "# TLS ensemble at $ens_h"
+    runs ensemble ZKL_TEST_HOSTS="$ens_h" ZKL_TEST_ENSEMBLE="$tmp/ens" \
+        ZKL_TEST_TLS_CERTS="$certs" $wrap "$runner" --ensemble \
+        ensemble_basic ensemble_kill_leader ensemble_kill_connected_follower \
+        ensemble_cut_off_holder_told_lost_before_the_next_holds \
+        ensemble_rolling_restart
+    runs ensemble-leftovers ZKL_TEST_HOSTS="$ens_h" \
+        ZKL_TEST_TLS_CERTS="$certs" "$runner" --leftovers
+else
+    fail_setup tls-ensemble
+fi
+"$zk" kill "$tmp/ens" >/dev/null 2>&1 || true
+
+# Under valgrind (ZKL_TEST_TLS_C_ONLY) the C runs above are what count:
+# the CLI and Curator runs below run the same library code unwrapped.
+if [ -n "${ZKL_TEST_TLS_C_ONLY:-}" ]; then
+    finish
+    exit
+fi
+
+# ---- 4. the CLI over TLS and SASL ----
+tls_opts=(--tls-ca "$certs/ca.pem" --tls-cert "$certs/client.cert.pem"
+          --tls-key "$certs/client.key.pem")
+t_cli_tls() {
+    "$ZKLOCK" run -s "$tls_h" "${tls_opts[@]}" -t 10 /zkl-tls-cli/a -- \
+        sh -c 'echo "$ZKLOCK_TOKEN" > "$1"' sh "$tmp/token" || return 1
+    [ -s "$tmp/token" ] || { echo "no token"; return 1; }
+    # The same from the environment.
+    ZKLOCK_TLS_CA=$certs/ca.pem ZKLOCK_TLS_CERT=$certs/client.cert.pem \
+        ZKLOCK_TLS_KEY=$certs/client.key.pem \
+        "$ZKLOCK" run -s "$tls_h" -t 10 /zkl-tls-cli/a -- true || return 1
+    "$ZKLOCK" ls -s "$tls_h" "${tls_opts[@]}" /zkl-tls-cli/a
+}
+t_cli_tls_wrong_ca() {
+    local st
+    "$ZKLOCK" run -s "$tls_h" --tls-ca "$certs/other-ca.pem" \
+        --tls-cert "$certs/client.cert.pem" --tls-key "$certs/client.key.pem" \
+        -t 20 /zkl-tls-cli/b -- true 2>"$tmp/err"; st=$?
+    [ $st = 6 ] || { echo "exit $st, wanted 6"; cat "$tmp/err"; return 1; }
+    grep -q "TLS handshake failed" "$tmp/err" || { cat "$tmp/err"; return 1; }
+}
+t_cli_sasl() {
+    local st
+    "$ZKLOCK" run -s "$sasl_h" --sasl-user "$sasl_user" \
+        --sasl-password-file "$tmp/sasl.pw" -t 10 \
+        /zkl-sasl-cli/a -- true || return 1
+    ZKLOCK_SASL_USER=$sasl_user ZKLOCK_SASL_PASSWORD=wrong \
+        "$ZKLOCK" run -s "$sasl_h" -t 20 /zkl-sasl-cli/a -- true \
+        2>"$tmp/err"; st=$?
+    [ $st = 6 ] || { echo "wrong password: exit $st, wanted 6"; cat "$tmp/err"; return 1; }
+    grep -q "refused the SASL ($sasl_user) identity" "$tmp/err" ||
+        { cat "$tmp/err"; return 1; }
+    "$ZKLOCK" run -s "$sasl_h" --sasl-user "$sasl_user" \
+        --sasl-password x -- true 2>"$tmp/err"; st=$?
+    [ $st = 2 ] && grep -q "never taken on the command line" "$tmp/err" ||
+        { echo "--sasl-password: exit $st"; cat "$tmp/err"; return 1; }
+}
+check cli-tls t_cli_tls
+check cli-tls-wrong-ca t_cli_tls_wrong_ca
+check cli-sasl t_cli_sasl
+
+# ---- 5. Curator over TLS and zklock over TLS share one lock ----
+t_curator_tls() {
+    local p=/zkl-tls-curator/a st
+    # Curator holds for 6 s; zklock asks meanwhile and must wait.
+    bash "$top_srcdir/test/curator-tls.sh" --server "$tmp/zk-tls" \
+        "$tls_h" "$p" 20000 6000 >"$tmp/peer" 2>&1 &
+    local peer=$!
+    local i
+    for i in $(seq 200); do
+        grep -q '^ACQUIRED' "$tmp/peer" && break
+        sleep 0.1
+    done
+    grep -q '^ACQUIRED' "$tmp/peer" || { echo "Curator never held"; cat "$tmp/peer"; return 1; }
+    "$ZKLOCK" run -s "$tls_h" "${tls_opts[@]}" -t 1 "$p" -- true; st=$?
+    [ $st = 1 ] || [ $st = 4 ] || { echo "zklock got in while Curator held: exit $st"; return 1; }
+    "$ZKLOCK" run -s "$tls_h" "${tls_opts[@]}" -t 30 "$p" -- true ||
+        { echo "zklock never got the lock after Curator"; cat "$tmp/peer"; return 1; }
+    wait_ok "$peer"
+    grep -q '^RELEASED' "$tmp/peer" || { cat "$tmp/peer"; return 1; }
+}
+check curator-tls t_curator_tls
+
+finish
