@@ -23,7 +23,15 @@ struct opts {
     double limit;    /* --limit S: the run fails past S seconds */
     const char *run; /* clean --run ID: that run's tree only */
     int after_failure; /* clean, exec'd by run.c: exit 1, no JSON */
+    /* --tls-ca F --tls-cert F --tls-key F: every session over TLS */
+    const char *tls_ca, *tls_cert, *tls_key;
 };
+
+/* TLS for every session the run makes (zklock's clients through
+ * zkl_options_set_tls, the bare client's through zookeeper_init_ssl),
+ * forked children included: NULL (plain) unless --tls-* were given.
+ * Set by main() before the run starts (run.c). */
+extern const char *bench_tls_ca, *bench_tls_cert, *bench_tls_key;
 
 /* run.c: the run's tree on the server and the run's end. Every node a
  * scenario creates is under bench_run_root(), BENCH_TOP "/<run id>",
@@ -64,6 +72,9 @@ struct event_base;
 extern struct event_base *bench_base;
 struct zkl_client;
 struct zkl_client *bench_client(const char *hosts, int session_ms);
+/* The same without waiting for the connection (one loop turn may then
+ * connect many at once). */
+struct zkl_client *bench_client_start(const char *hosts, int session_ms);
 /* Runs bench_base until each of the n clients has nothing pending (so
  * no node outlives the run), then frees it. */
 void bench_free_clients(struct zkl_client **c, long n);
@@ -100,6 +111,11 @@ void bench_holders_fork(struct bench_holders *hp, const char *hosts,
 void bench_holders_ready(struct bench_holders *hp);
 void bench_holders_release(struct bench_holders *hp);
 void bench_holders_wait(struct bench_holders *hp);
+
+/* reconnect.c: N clients of one loop each hold a lock; the loop's busy
+ * time while they connect and, with --restart ZKDIR, while they all
+ * reconnect after the server restarts. */
+int bench_reconnect(const struct opts *o);
 
 /* burst.c: N acquires in one loop turn on L locks held by another
  * process, while the program holds H of its own. */

@@ -46,25 +46,45 @@ static void cycle_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
     cy->on_event(cy, ev, status);
 }
 
-zkl_client_t *bench_client(const char *hosts, int session_ms)
+zkl_client_t *bench_client_start(const char *hosts, int session_ms)
 {
     zkl_options_t *o;
     zkl_client_t *c;
-    uint64_t end = now_us() + 15000000;
+    int rc;
 
     if (zkl_options_new(&o) != ZKL_OK ||
         zkl_options_set_servers(o, hosts) != ZKL_OK ||
-        zkl_options_set_session_timeout(o, session_ms) != ZKL_OK ||
-        zkl_client_new(&c, o) != ZKL_OK ||
+        zkl_options_set_session_timeout(o, session_ms) != ZKL_OK) {
+        fprintf(stderr, "zklock-bench: cannot create a client\n");
+        exit(1);
+    }
+    /* --tls-*: main() made sure this build has TLS. */
+    if (bench_tls_ca != NULL &&
+        (rc = zkl_options_set_tls(o, bench_tls_ca, bench_tls_cert,
+                                  bench_tls_key, NULL)) != ZKL_OK)
+        bench_fail("TLS options refused: %s", zkl_strerror(rc));
+    if (zkl_client_new(&c, o) != ZKL_OK ||
         zkl_libevent_attach(c, bench_base) != 0) {
         fprintf(stderr, "zklock-bench: cannot create a client\n");
         exit(1);
     }
     zkl_options_free(o);
+    return c;
+}
+
+zkl_client_t *bench_client(const char *hosts, int session_ms)
+{
+    zkl_client_t *c = bench_client_start(hosts, session_ms);
+    uint64_t end = now_us() + 15000000;
+
     while (zkl_client_state(c) != ZKL_CONN_CONNECTED && now_us() < end)
         event_base_loop(bench_base, EVLOOP_ONCE);
     if (zkl_client_state(c) != ZKL_CONN_CONNECTED) {
-        fprintf(stderr, "zklock-bench: cannot connect to %s\n", hosts);
+        fprintf(stderr, "zklock-bench: cannot connect to %s%s\n", hosts,
+                bench_tls_ca == NULL ? ""
+                : zkl_client_state(c) == ZKL_CONN_AUTH_FAILED
+                    ? " over TLS: the handshake failed (certificates?)"
+                    : " over TLS");
         exit(1);
     }
     bench_run_touched();

@@ -35,6 +35,7 @@ static void usage(FILE *f)
             "  semaphore      [--waiters N] [--leases L]\n"
             "  readmostly     [--readers N] [--write-every MS] [--seconds S]\n"
             "  multilock      [--locks N] [--rounds R]\n"
+            "  reconnect      [--count N] [--restart ZKDIR]\n"
             "  clean          [--run ID]\n"
             "       zklock-bench --help | --version\n"
             "\n"
@@ -45,6 +46,10 @@ static void usage(FILE *f)
             "has \"error\"), 2 on a usage error. Every node a run creates is under\n"
             "/zklock-bench/RUN-ID and deleted when the run ends; clean deletes\n"
             "what a killed run left (all of /zklock-bench, or one run's tree).\n"
+            "--tls-ca F --tls-cert F --tls-key F (any scenario; all three):\n"
+            "every session over TLS (HOSTS name TLS ports), zklock's clients\n"
+            "and the bare client's alike; only in a build whose ZooKeeper C\n"
+            "client has TLS (configure --with-zookeeper-tls).\n"
             "See zklock-bench(1).\n");
 }
 
@@ -64,6 +69,7 @@ static const struct {
     {"semaphore", bench_semaphore},
     {"readmostly", bench_readmostly},
     {"multilock", bench_multilock},
+    {"reconnect", bench_reconnect},
     {"clean", bench_clean},
 };
 
@@ -92,6 +98,9 @@ int main(int argc, char **argv)
         {"limit", required_argument, NULL, 'T'},
         {"run", required_argument, NULL, 'I'},
         {"after-failure", no_argument, NULL, 'F'}, /* run.c's, internal */
+        {"tls-ca", required_argument, NULL, 'C'},
+        {"tls-cert", required_argument, NULL, 'E'},
+        {"tls-key", required_argument, NULL, 'K'},
         {"help", no_argument, NULL, 'H'},
         {NULL, 0, NULL, 0}};
     struct opts o;
@@ -178,6 +187,15 @@ int main(int argc, char **argv)
         case 'F':
             o.after_failure = 1;
             break;
+        case 'C':
+            o.tls_ca = optarg;
+            break;
+        case 'E':
+            o.tls_cert = optarg;
+            break;
+        case 'K':
+            o.tls_key = optarg;
+            break;
         case 'H':
             usage(stdout);
             return 0;
@@ -199,6 +217,45 @@ int main(int argc, char **argv)
     }
     if (o.hosts == NULL)
         o.hosts = "127.0.0.1:2181";
+    if (o.tls_ca != NULL || o.tls_cert != NULL || o.tls_key != NULL) {
+        const char *f[3] = {o.tls_ca, o.tls_cert, o.tls_key};
+
+        if (f[0] == NULL || f[1] == NULL || f[2] == NULL) {
+            fprintf(stderr, "zklock-bench: TLS needs all of --tls-ca, "
+                            "--tls-cert and --tls-key\n");
+            return 2;
+        }
+        for (i = 0; i < 3; i++) {
+            if (f[i][0] == '\0' || strchr(f[i], ',') != NULL ||
+                strlen(f[i]) > 4096) {
+                fprintf(stderr, "zklock-bench: bad TLS file name \"%s\" "
+                                "(empty, too long, or with a ',', which "
+                                "the ZooKeeper C client cannot take)\n",
+                        f[i]);
+                return 2;
+            }
+        }
+        /* A build without TLS cannot run the scenario at all: it fails
+         * with its reason, as a scenario that cannot run does. */
+#ifdef HAVE_OPENSSL_H
+        if ((zkl_features() & ZKL_FEATURE_TLS) == 0)
+#endif
+        {
+            char why[] = "TLS asked for, but this zklock-bench was built "
+                         "against a ZooKeeper C client without TLS "
+                         "(configure found none: see test/setup.sh --tls, "
+                         "deps/build-zookeeper-client.sh)";
+
+            fprintf(stderr, "zklock-bench: %s\n", why);
+            json_begin(scenario);
+            json_str("error", why);
+            json_end();
+            return 1;
+        }
+        bench_tls_ca = o.tls_ca;
+        bench_tls_cert = o.tls_cert;
+        bench_tls_key = o.tls_key;
+    }
     if (run == bench_clean)
         return bench_clean(&o);
     /* Before the deadline's alarm and any fork or session: the run's

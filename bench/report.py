@@ -98,8 +98,9 @@ print("  " + ", ".join("%s at %dx%d%s" % (f(r["cycles_per_s"]), r["inflight"], r
 print()
 print("%-44s %10s %9s %8s %9s %8s" % ("handoff drain, one lock", "handoffs/s", "req/hand.",
                                       "lists/h.", "bytes in", "wake-ups"))
+TLS_PEERS = ("zklock-tls", "raw-tls")
 for r in rows:
-    if r["scenario"] != "handoff":
+    if r["scenario"] != "handoff" or r.get("peer") in TLS_PEERS:
         continue
     if r["peer"] == "zklock":
         what = "zklock, %d waiters, " % r["waiters"]
@@ -195,6 +196,70 @@ print()
 
 def ratio(a, b):
     return None if a in (None, 0) or b in (None, 0) else a / b
+
+
+# TLS (issue 24): the same scenarios against a second server of the run
+# whose client port is TLS only, beside the plain rows.
+tls_rows = [r for r in rows if r.get("peer") in TLS_PEERS]
+rc_plain = pick("zklock", "reconnect")
+rc_tls = pick("zklock-tls", "reconnect")
+t_cl = pick("raw-tls", "create-latency")
+t_raw = pick("raw-tls", "raw")
+t_zs = pick("zklock-tls", "serial")
+t_tp = pick("zklock-tls", "throughput")
+t_ho = pick("zklock-tls", "handoff", waiters=1000, sessions=1)
+p_raw = pick("raw", "raw", inflight=1000, sessions=4)
+p_zs = pick("zklock", "serial")
+p_tp = pick("zklock", "throughput", inflight=1000, sessions=4, procs=1)
+p_ho = pick("zklock", "handoff", waiters=1000, sessions=1, procs=1)
+if tls_rows or rc_plain:
+    print("TLS: a second server of this run, TLS-only client port (RSA-2048, TLS 1.2)")
+    print("%-44s %12s %12s %10s" % ("", "plain", "TLS", "TLS/plain"))
+
+    def tl(label, p, t, key, key2=None):
+        pv, tv = g(p, key), g(t, key)
+        if key2:
+            ps = "%s/%s" % (f(pv), f(g(p, key2))) if p else "-"
+            ts = "%s/%s" % (f(tv), f(g(t, key2))) if t else "-"
+        else:
+            ps, ts = f(pv), f(tv)
+        print("%-44s %12s %12s %10s" % (label, ps, ts, f(ratio(tv, pv))))
+
+    tl("raw create p50/p99 (us), one at a time", cl, t_cl, "p50_us", "p99_us")
+    tl("serial acquire p50/p99 (us)", p_zs, t_zs, "acquire_p50_us", "acquire_p99_us")
+    tl("raw create+delete pairs/s, 1000x4", p_raw, t_raw, "pairs_per_s")
+    tl("zklock throughput cycles/s, 1000x4", p_tp, t_tp, "cycles_per_s")
+    tl("  acquire p50/p99 (us)", p_tp, t_tp, "acquire_p50_us", "acquire_p99_us")
+    tl("  client CPU s per 1k cycles", p_tp, t_tp, "cpu_s_per_1k_cycles")
+    tl("handoff, 1000 waiters, 1 session, /s", p_ho, t_ho, "handoffs_per_s")
+    tl("  requests / bytes in per handoff", p_ho, t_ho, "requests_per_handoff",
+       "bytes_in_per_handoff")
+    n_rc = g(rc_tls, "clients") or g(rc_plain, "clients") or 100
+    print("reconnect: %s clients of one loop, each holding a lock; the server" % n_rc)
+    print("  restarts, every client reconnects (over TLS: a handshake each)")
+    print("%-44s %12s %12s" % ("", "plain", "TLS"))
+
+    def rl(label, key, key2=None):
+        def one(r):
+            if r is None:
+                return "-"
+            return "%s/%s" % (f(r.get(key)), f(r.get(key2))) if key2 else f(r.get(key))
+        print("%-44s %12s %12s" % (label, one(rc_plain), one(rc_tls)))
+
+    rl("  connect, all at once (s)", "connect_s")
+    rl("    loop busy p99/max (ms)", "connect_busy_p99_ms", "connect_busy_max_ms")
+    rl("    loop turn p99/longest (ms)", "connect_turn_p99_ms", "connect_turn_max_ms")
+    rl("  server outage (s)", "outage_s")
+    rl("  reconnect, port open to all restored (s)", "reconnect_s")
+    rl("    loop busy p99/max (ms)", "reconnect_busy_p99_ms", "reconnect_busy_max_ms")
+    rl("    loop turn p99/longest (ms)", "reconnect_turn_p99_ms", "reconnect_turn_max_ms")
+    rl("    wall gap p99/max (ms)", "reconnect_gap_p99_ms", "reconnect_gap_max_ms")
+    rl("  holds restored/lost", "restored", "lost")
+    rl("  sessions renewed", "sessions_renewed")
+    why = sorted({r["error"] for r in tls_rows if "error" in r})
+    for w in why:
+        print("  TLS rows failed: %s" % w)
+    print()
 
 
 def zh(w, s, procs=1):
@@ -313,6 +378,28 @@ short = sum(1 for r in zk_rows if r["scenario"] in ("handoff", "waiters")
             and r.get("acquired") != r.get("waiters", r.get("count")))
 goals.append(("failures, all zklock scenarios", float(fails), "== 0", fails == 0))
 goals.append(("waiters not acquired exactly once", float(short), "== 0", short == 0))
+# TLS goals (issue 24), after the others.
+if tls_rows or rc_plain:
+    tr = ratio(g(t_zs, "acquire_p50_us"), g(t_cl, "p50_us"))
+    goals.append(("TLS: serial acquire p50 / create p50", tr, "<= 1.15",
+                  tr is not None and tr <= 1.15))
+    tt = ratio(g(t_tp, "cycles_per_s"), g(p_tp, "cycles_per_s"))
+    goals.append(("TLS: throughput 1000x4 / plain 1000x4", tt, ">= 0.8",
+                  tt is not None and tt >= 0.8))
+    th = ratio(g(t_ho, "handoffs_per_s"), g(p_ho, "handoffs_per_s"))
+    goals.append(("TLS: handoffs/s 1k waiters / plain", th, "(info)", th is not None))
+    tb = g(rc_tls, "reconnect_busy_p99_ms")
+    goals.append(("TLS reconnect of 100 holders: busy p99 ms", tb, "< 5",
+                  tb is not None and tb < 5))
+    goals.append(("  longest loop turn ms", g(rc_tls, "reconnect_turn_max_ms"), "(info)",
+                  True))
+    pb = g(rc_plain, "reconnect_busy_p99_ms")
+    goals.append(("plain reconnect of 100 holders: busy p99 ms", pb, "< 5",
+                  pb is not None and pb < 5))
+    goals.append(("  longest loop turn ms", g(rc_plain, "reconnect_turn_max_ms"), "(info)",
+                  True))
+    tf = sum(r.get("failures", 0) for r in tls_rows) + sum(1 for r in tls_rows if "error" in r)
+    goals.append(("TLS rows failed or failures", float(tf), "== 0", tf == 0))
 print("%-44s %10s %14s  %s" % ("goal", "measured", "target", "met"))
 for name, v, target, met in goals:
     print("%-44s %10s %14s  %s" % (name, f(v) if v is not None else "-", target,

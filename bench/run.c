@@ -34,7 +34,7 @@ static pid_t children[MAX_CHILDREN];
 static volatile sig_atomic_t nchildren;
 
 /* For the signal path: everything built before, nothing allocated. */
-static char *clean_argv[10];
+static char *clean_argv[16];
 static char msg_signal[256];
 static size_t msg_signal_len;
 
@@ -105,6 +105,13 @@ static void at_exit(void)
      * delete's session would be refused while they stay open. Nothing
      * uses them once exit() has begun. */
     closefrom(3);
+    /* Over TLS a new session cannot be opened here: OpenSSL's state
+     * (the descriptors it keeps) went with closefrom(), and the ZooKeeper
+     * C client then crashes in its TLS set-up (SSL_CTX_new's NULL is not
+     * checked). A fresh image deletes the tree instead, as after a
+     * signal; the exit status is then clean's, 1. */
+    if (touched && bench_tls_ca != NULL)
+        execv("/proc/self/exe", clean_argv);
     delete_tree();
 }
 
@@ -130,6 +137,7 @@ static void on_signal(int sig)
 }
 
 const char *bench_hosts;
+const char *bench_tls_ca, *bench_tls_cert, *bench_tls_key;
 
 void bench_run_start(const char *scenario, const char *hosts)
 {
@@ -156,6 +164,15 @@ void bench_run_start(const char *scenario, const char *hosts)
     clean_argv[5] = (char *)hosts;
     clean_argv[6] = "--after-failure";
     clean_argv[7] = NULL;
+    if (bench_tls_ca != NULL) { /* the clean-up's session as the run's */
+        clean_argv[7] = "--tls-ca";
+        clean_argv[8] = (char *)bench_tls_ca;
+        clean_argv[9] = "--tls-cert";
+        clean_argv[10] = (char *)bench_tls_cert;
+        clean_argv[11] = "--tls-key";
+        clean_argv[12] = (char *)bench_tls_key;
+        clean_argv[13] = NULL;
+    }
     n = snprintf(msg_signal, sizeof msg_signal,
                  "{\"scenario\":\"%s\",\"error\":\"interrupted by a "
                  "signal\"}\n",

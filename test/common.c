@@ -215,15 +215,50 @@ static int curator_cmp(const void *a, const void *b)
     return r ? r : strcmp(x, y);
 }
 
+/* Listings, the look the tests take most (t_zk_wait_count polls them),
+ * share one observer session per process while it is fresh: a session
+ * per look costs a handshake (over TLS a TLS one, slow under valgrind),
+ * and the test's loop, and so its clients' pings, stand still meanwhile.
+ * It is not pumped between looks, so one idle for a while is replaced;
+ * a forked child opens its own (the parent's socket is the parent's). */
+static zhandle_t *lister;
+static struct obs lister_conn;
+static pid_t lister_pid;
+static uint64_t lister_used;
+
+static zhandle_t *obs_lister(void)
+{
+    if (lister != NULL && lister_pid == getpid() &&
+        t_now_ms() - lister_used < 2000 &&
+        zoo_state(lister) == ZOO_CONNECTED_STATE)
+        return lister;
+    if (lister != NULL && lister_pid == getpid())
+        zookeeper_close(lister);
+    lister = obs_open(&lister_conn);
+    lister_pid = getpid();
+    return lister;
+}
+
 int t_zk_children(const char *path, char ***names)
 {
     struct obs o;
-    zhandle_t *zh = obs_open(&o);
+    zhandle_t *zh;
+    int tries = 0;
 
-    if (zoo_aget_children2(zh, path, 0, obs_children_done, &o) != ZOK)
-        FAILF("observer: aget_children failed");
-    obs_pump(zh, &o.done, 10000);
-    zookeeper_close(zh);
+    /* A session that was fine a moment ago may sit on a server a test
+     * has just killed: its connection loss is the lister's, not the
+     * test's, and a new session asks again. */
+    do {
+        zh = obs_lister();
+        memset(&o, 0, sizeof o);
+        if (zoo_aget_children2(zh, path, 0, obs_children_done, &o) != ZOK)
+            FAILF("observer: aget_children failed");
+        obs_pump(zh, &o.done, 10000);
+        lister_used = t_now_ms();
+        if (o.done && (o.rc == ZCONNECTIONLOSS || o.rc == ZSESSIONEXPIRED ||
+                       o.rc == ZOPERATIONTIMEOUT))
+            lister_used = 0; /* replaced at the next look */
+    } while (lister_used == 0 && ++tries < 3);
     if (!o.done)
         FAILF("observer: no reply listing %s", path);
     if (o.rc == ZNONODE) {

@@ -106,6 +106,8 @@ static void start_command(struct guard *g)
         /* Credentials are zklock's, not COMMAND's: a secret passed on
          * to every process it starts would be one more place to leak. */
         unsetenv("ZKLOCK_AUTH");
+        unsetenv("ZKLOCK_SASL_PASSWORD");
+        unsetenv("ZKLOCK_TLS_KEY_PASSWORD");
         if (setenv("ZKLOCK_TOKEN", a->tokens, 1) != 0 ||
             setenv("ZKLOCK_PATH", a->paths, 1) != 0) {
             err = errno;
