@@ -46,6 +46,8 @@ const char *bench_run_root(void);
 void bench_run_touched(void);
 /* A forked child, killed if the run ends before it does. */
 void bench_child(pid_t pid);
+/* test/zkserver.sh restart ZKDIR, in a child of the run. */
+pid_t bench_restart_server(const char *zkdir);
 /* The scenario returned status: deletes the tree; 1 if that failed. */
 int bench_run_end(int status);
 /* The clean scenario: deletes BENCH_TOP (and the tree older versions

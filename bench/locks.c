@@ -511,23 +511,6 @@ static void heartbeat(evutil_socket_t fd, short what, void *arg)
     wt_last_cpu = cpu;
 }
 
-/* Restarts the server in a child process, so the loop keeps running. */
-static pid_t restart_server(const char *zkdir)
-{
-    pid_t pid = fork();
-
-    if (pid == 0) {
-        const char *src = getenv("top_srcdir");
-        char script[512];
-
-        snprintf(script, sizeof script, "%s/test/zkserver.sh",
-                 src ? src : ".");
-        execl("/bin/sh", "sh", script, "restart", zkdir, (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
 int bench_waiters(const struct opts *o)
 {
     long n = o->n > 0 ? o->n : 10000, i, queued = 0;
@@ -604,7 +587,7 @@ int bench_waiters(const struct opts *o)
          (lib1 - lib0) / n);
     if (o->restart && o->zkdir != NULL) {
         note("waiters: restarting the server mid-drain");
-        restarter = restart_server(o->zkdir);
+        restarter = bench_restart_server(o->zkdir);
     }
     wt_let_go = 1;
     bench_holders_release(&hp);

@@ -136,27 +136,6 @@ static long count_connected(zkl_client_t **c, long n)
     return k;
 }
 
-/* test/zkserver.sh restart ZKDIR in a child process, so the loop keeps
- * running. With bash: the script needs it (set -o pipefail); /bin/sh is
- * dash on Debian. */
-static pid_t restart_server(const char *zkdir)
-{
-    pid_t pid = fork();
-
-    if (pid == 0) {
-        const char *src = getenv("top_srcdir");
-        char script[512];
-
-        snprintf(script, sizeof script, "%s/test/zkserver.sh",
-                 src ? src : ".");
-        execl("/bin/bash", "bash", script, "restart", zkdir, (char *)NULL);
-        _exit(127);
-    }
-    if (pid > 0)
-        bench_child(pid);
-    return pid;
-}
-
 static void phase_json(const char *name, struct phase *ph)
 {
     char k[64];
@@ -267,7 +246,7 @@ int bench_reconnect(const struct opts *o)
     bench_sum_stats(c, n, &s0);
     if (o->restart && o->zkdir != NULL) {
         note("reconnect: %ld locks held; restarting the server", n);
-        restarter = restart_server(o->zkdir);
+        restarter = bench_restart_server(o->zkdir);
         deadline = now_us() + 120000000;
         /* The holds go SUSPENDED when the old server goes. */
         while (rc_suspended < n) {

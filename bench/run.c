@@ -55,6 +55,28 @@ void bench_child(pid_t pid)
         children[nchildren++] = pid;
 }
 
+/* test/zkserver.sh restart ZKDIR in a child process (a child of the
+ * run: killed if the run ends first), so the loop keeps running. With
+ * bash: the script needs it (set -o pipefail), and /bin/sh is dash on
+ * Debian. */
+pid_t bench_restart_server(const char *zkdir)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        const char *src = getenv("top_srcdir");
+        char script[512];
+
+        snprintf(script, sizeof script, "%s/test/zkserver.sh",
+                 src ? src : ".");
+        execl("/bin/bash", "bash", script, "restart", zkdir, (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0)
+        bench_child(pid);
+    return pid;
+}
+
 /* Kills the children still running (waitpid only ever reaps one's own
  * children, so a pid some other process took since is never touched).
  * Async-signal-safe. */

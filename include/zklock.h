@@ -420,14 +420,18 @@ ZKL_EXTERN unsigned zkl_features(void);
 
 /* Sessions over TLS, to the servers' secureClientPort (the server list
  * names those ports). ca_file: the PEM file of the CA(s) that signed the
- * servers' certificates (the system's CAs are trusted too); cert_file
+ * servers' certificates; cert_file
  * and key_file: the client's certificate chain and private key, PEM,
  * which a ZooKeeper TLS port requires; key_password: the key's
  * passphrase, NULL for a key that has none. The files are read at every
  * connection, so renewed certificates take effect at the next one. The
- * ZooKeeper C client checks the server's certificate chain, not its
- * name. The handshake never blocks the loop and is given up, as a
- * connection is, after 2/3 of the session timeout. A handshake that
+ * ZooKeeper C client checks the server's certificate chain against
+ * ca_file only, not the system's CAs, and not the server's name. The
+ * handshake never blocks the loop and is given up, as a connection is,
+ * after 2/3 of the session timeout; the handshakes of a thread's
+ * clients take at most half its time (a handshake costs a millisecond
+ * or more of CPU), so a hundred clients reconnecting at once do not
+ * stall the loop, and are restored over about twice their CPU time. A handshake that
  * fails for good (an untrusted or expired certificate on either side,
  * not a TLS port) on every server in the list ends the client:
  * ZKL_CONN_AUTH_FAILED, and acquires fail with ZKL_ETLS. Not together

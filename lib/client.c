@@ -538,6 +538,57 @@ static int is_watched_socket(const zkl_client_t *c, int fd)
     return fd >= 0 && fstat(fd, &st) == 0 && is_watched(c, &st);
 }
 
+/* TLS handshakes cost CPU (a context set up from the files, an RSA
+ * signature): a millisecond or more a step here, and when a server
+ * comes back every client of the thread has one to do, which in one
+ * turn of the loop would stall it for as many milliseconds as there are
+ * clients. So the thread's handshake steps take at most half its time:
+ * after a step of d microseconds the next waits d. A client whose turn
+ * it is not stops watching its socket and comes back by its timer
+ * (ask_interest), then takes the step its socket was waiting for (a
+ * step whose socket is not ready yet is a cheap no-op). The C client
+ * zklock's TLS needs takes one step per zookeeper_process() call
+ * (deps/zookeeper-client-01-*.patch); its state while it does. */
+#define ZKL__SSL_CONNECTING 7 /* ZOO_SSL_CONNECTING_STATE, not in 3.8.0's header */
+static _Thread_local uint64_t handshake_free_at;
+
+static int handshaking(zkl_client_t *c)
+{
+    return zkl__secure_is_tls(c->secure) && !c->connected &&
+           zoo_state(c->zh) == ZKL__SSL_CONNECTING;
+}
+
+/* The events to hand to the C client now: zk_events, or none while the
+ * client waits for its turn (*t0 set when a step is to be timed). */
+static int pace_handshake(zkl_client_t *c, int zk_events, int from_timer,
+                          uint64_t *t0)
+{
+    uint64_t now;
+
+    if (!handshaking(c)) {
+        c->handshake_wait = 0;
+        return zk_events;
+    }
+    now = zkl__now_us();
+    if (now < handshake_free_at) {
+        c->handshake_wait = 1;
+        return 0;
+    }
+    if (c->handshake_wait && from_timer)
+        zk_events = c->handshake_want; /* its turn: the step it waits for */
+    c->handshake_wait = 0;
+    if (zk_events != 0)
+        *t0 = now;
+    return zk_events;
+}
+
+static void handshake_took(uint64_t t0)
+{
+    uint64_t now = zkl__now_us();
+
+    handshake_free_at = now + (now - t0);
+}
+
 static void ask_interest(zkl_client_t *c, int *fd, int *events, long *ms)
 {
     struct timeval tv = {0, 0};
@@ -561,6 +612,21 @@ static void ask_interest(zkl_client_t *c, int *fd, int *events, long *ms)
         *events |= ZKL_WRITE;
     *ms = (long)tv.tv_sec * 1000L + (long)(tv.tv_usec + 999) / 1000L;
     *fd = zfd;
+    if (rc == ZOK && c->handshake_wait) {
+        /* Not its turn to handshake (pace_handshake): unwatched until
+         * its timer says it is. */
+        uint64_t now = zkl__now_us();
+        long wait = handshake_free_at > now
+                        ? (long)((handshake_free_at - now + 999) / 1000)
+                        : 0;
+
+        c->handshake_want = (*events & ZKL_READ ? ZOOKEEPER_READ : 0) |
+                            (*events & ZKL_WRITE ? ZOOKEEPER_WRITE : 0);
+        *events = 0;
+        if (*ms < 0 || wait < *ms)
+            *ms = wait;
+        return;
+    }
     if (rc != ZOK) {
         /* A failure may come before the client set the timeout (a failed
          * ping send, say): try again soon, not at once. It may have
@@ -768,9 +834,12 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
     if (c->zh != NULL && !c->dead && !c->freeing) {
         int rc;
 
+        uint64_t t0 = 0;
+
         if (from_timer && c->more_io)
             zk_events = ZOOKEEPER_READ; /* an earlier pass yielded */
         c->more_io = 0;
+        zk_events = pace_handshake(c, zk_events, from_timer, &t0);
         if (zk_events == 0) {
             rc = zookeeper_process(c->zh, 0);
         } else {
@@ -789,6 +858,8 @@ static void pass(zkl_client_t *c, int zk_events, int from_timer)
                 }
             }
         }
+        if (t0 != 0)
+            handshake_took(t0);
         if (zoo_state(c->zh) == ZOO_EXPIRED_SESSION_STATE)
             c->expired = 1;
         notice_state(c);

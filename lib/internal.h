@@ -763,6 +763,8 @@ struct zkl_client {
     unsigned nservers;        /* entries of the server list */
     unsigned tls_refusals;    /* handshakes refused for good, in a row */
     unsigned closed_early;    /* attempts closed before an answer */
+    int handshake_wait;       /* a TLS step waits for the thread's turn */
+    int handshake_want;       /* ... and the socket events it waits on */
     struct ACL_vector acl;    /* for every node the client creates; its
                                  data owned unless it is the open ACL */
 
