@@ -39,8 +39,8 @@
 # 04 the server verified against the given CA file only. See
 # deps/NOTES-tls.md.
 #
-# The packages' version is the Debian one with "+zklock.tls4" appended
-# (e.g. 3.8.0-11+deb12u2+zklock.tls4): higher than Debian's, so apt keeps
+# The packages' version is the Debian one with "+zklock.tls5" appended
+# (e.g. 3.8.0-11+deb12u2+zklock.tls5): higher than Debian's, so apt keeps
 # them, and a later Debian security update (deb12u3) is higher still and
 # replaces them, which is what should happen (rebuild then).
 #
@@ -50,7 +50,7 @@
 #       libzookeeper-st2=VER libzookeeper-st-dev=VER
 set -euo pipefail
 
-LOCAL_SUFFIX=+zklock.tls4
+LOCAL_SUFFIX=+zklock.tls5
 CACHE=${ZKL_ZK_TLS_CACHE:-/var/cache/zklock/zookeeper-client-tls}
 prefix=
 install=no

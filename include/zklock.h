@@ -163,7 +163,8 @@ extern "C" {
                        "OpenSSL and Cyrus SASL: zkl_features())")          \
     XX(ETLS, -1034, "the TLS handshake with every server failed for "      \
                     "good: an untrusted, expired or refused "             \
-                    "certificate, or not a TLS port (see the log)")
+                    "certificate, or a peer that is not TLS (see the "    \
+                    "log)")
 /* -1018 and -1019 were ZKL_ENOLOOP and ZKL_ERECURSIVE, never returned;
  * they stay unused. */
 
@@ -428,13 +429,16 @@ ZKL_EXTERN unsigned zkl_features(void);
  * ZooKeeper C client checks the server's certificate chain against
  * ca_file only, not the system's CAs, and not the server's name. The
  * handshake never blocks the loop and is given up, as a connection is,
- * after 2/3 of the session timeout; the handshakes of a thread's
+ * after 2/3 of the session timeout. The handshakes of a thread's
  * clients take at most half its time (a handshake costs a millisecond
  * or more of CPU), so a hundred clients reconnecting at once do not
- * stall the loop, and are restored over about twice their CPU time. A handshake that
- * fails for good (an untrusted or expired certificate on either side,
- * not a TLS port) on every server in the list ends the client:
- * ZKL_CONN_AUTH_FAILED, and acquires fail with ZKL_ETLS. Not together
+ * stall the loop, and are restored over about twice their CPU time. A
+ * handshake that fails for good (an untrusted or expired certificate on
+ * either side, a peer that answers with something not TLS) on every
+ * server in the list in a row ends the client: ZKL_CONN_AUTH_FAILED,
+ * and acquires fail with ZKL_ETLS. A server that closes the connection
+ * before answering (a plain port, but also a TLS server at its
+ * connection limit) is connection trouble, said in the log. Not together
  * with SASL: the C client cannot do both on one session.
  * Errors: ZKL_EINVAL (NULL o, ca_file, cert_file or key_file; an empty
  * one; a ',' in any of them, which the C client's format cannot carry;
@@ -462,8 +466,9 @@ typedef int (*zkl_sasl_password_cb)(char *buf, size_t size, void *arg);
  * otherwise. Strings are copied (the password is wiped when freed). The
  * exchange runs through the session's own requests and never blocks
  * the loop; a refused identity ends the client with
- * ZKL_CONN_AUTH_FAILED, and acquires fail with ZKL_EAUTH. Not together
- * with TLS.
+ * ZKL_CONN_AUTH_FAILED, and acquires fail with ZKL_EAUTH (as they do
+ * when the C client cannot allocate during the exchange: it marks the
+ * session failed). Not together with TLS.
  * Errors: ZKL_EINVAL (NULL o or user, an empty user, TLS set already),
  * ZKL_ENOTSUP (no SASL in the C client), ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_options_set_sasl(zkl_options_t *o, const char *mechanism,

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,13 +238,14 @@ static void notice_state(zkl_client_t *c)
 /* What a failed connection attempt says, while there is no connection.
  * A TLS handshake that failed for good (ZKL__TLS_REFUSED, from the C
  * client zklock's TLS needs: an untrusted or expired certificate on
- * either side, a refused one, a peer that does not speak TLS) on every
- * server of the list in a row ends the client, as refused credentials
- * do: retrying cannot help, and acquires would wait for good. One that
- * failed for an I/O reason (ZSSLCONNECTIONERROR) is connection trouble.
- * A plain client whose every attempt the server closes before it
- * answers is likely talking to a TLS-only port: that cannot be told
- * from a server without quorum, so it is only said in the log. */
+ * either side, a refused one, a peer that answers with something not
+ * TLS) on every server of the list in a row ends the client, as refused
+ * credentials do: retrying cannot help, and acquires would wait for
+ * good. One that failed for an I/O reason (ZSSLCONNECTIONERROR) is
+ * connection trouble. A server that closes every attempt before it
+ * answers is, for a plain client, maybe a TLS-only port, and for a TLS
+ * client maybe a plain one; but a server without quorum, or at its
+ * connection limit, does the same: that is only said in the log. */
 /* The C client built by deps/build-zookeeper-client.sh answers a
  * handshake refused for good with this code from zookeeper_process()
  * (deps/zookeeper-client-*.patch), I/O failures with
@@ -252,7 +254,14 @@ static void notice_state(zkl_client_t *c)
 
 static void note_refusal(zkl_client_t *c, int rc)
 {
-    if (rc == ZKL__TLS_REFUSED && zkl__secure_is_tls(c->secure)) {
+    int tls = zkl__secure_is_tls(c->secure);
+
+    /* Only refusals in a row count: any other end of an attempt (a
+     * reset, a refused or timed-out connection) starts again. */
+    if (rc == ZSSLCONNECTIONERROR || rc == ZCONNECTIONLOSS ||
+        rc == ZOPERATIONTIMEOUT)
+        c->tls_refusals = 0;
+    if (rc == ZKL__TLS_REFUSED && tls) {
         if (++c->tls_refusals < c->nservers)
             return;
         ZKL_LOG(ZKL_LOG_ERROR, "zklock: the TLS handshake failed for good "
@@ -261,11 +270,17 @@ static void note_refusal(zkl_client_t *c, int rc)
         c->dead = ZKL_ETLS;
         queue_conn_event(c, ZKL_CONN_AUTH_FAILED);
         session_gone(c, ZKL_ETLS);
-    } else if (rc == ZCONNECTIONLOSS && !zkl__secure_is_tls(c->secure) &&
+    } else if (rc == ZCONNECTIONLOSS && !tls &&
                ++c->closed_early == 3 * c->nservers) {
         ZKL_LOG(ZKL_LOG_WARN, "zklock: the servers refused or closed %u "
                 "connections in a row before answering: down, without "
                 "quorum, or a TLS-only port (zkl_options_set_tls)?",
+                c->closed_early);
+    } else if (rc == ZSSLCONNECTIONERROR && tls &&
+               ++c->closed_early == 3 * c->nservers) {
+        ZKL_LOG(ZKL_LOG_WARN, "zklock: the servers closed %u TLS "
+                "handshakes in a row before answering: a plain (not TLS) "
+                "port, a server at its connection limit, or down?",
                 c->closed_early);
     }
 }
@@ -543,7 +558,10 @@ static int is_watched_socket(const zkl_client_t *c, int fd)
  * comes back every client of the thread has one to do, which in one
  * turn of the loop would stall it for as many milliseconds as there are
  * clients. So the thread's handshake steps take at most half its time:
- * after a step of d microseconds the next waits d. A client whose turn
+ * after a step of d microseconds of the thread's CPU the next waits d
+ * (CPU, not wall time: on a busy machine the wall time of a step says
+ * more of the others than of the step, and would slow reconnects down
+ * for nothing). A client whose turn
  * it is not stops watching its socket and comes back by its timer
  * (ask_interest), then takes the step its socket was waiting for (a
  * step whose socket is not ready yet is a cheap no-op). The C client
@@ -551,6 +569,15 @@ static int is_watched_socket(const zkl_client_t *c, int fd)
  * (deps/zookeeper-client-01-*.patch); its state while it does. */
 #define ZKL__SSL_CONNECTING 7 /* ZOO_SSL_CONNECTING_STATE, not in 3.8.0's header */
 static _Thread_local uint64_t handshake_free_at;
+
+static uint64_t thread_cpu_us(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 static int handshaking(zkl_client_t *c)
 {
@@ -578,15 +605,15 @@ static int pace_handshake(zkl_client_t *c, int zk_events, int from_timer,
         zk_events = c->handshake_want; /* its turn: the step it waits for */
     c->handshake_wait = 0;
     if (zk_events != 0)
-        *t0 = now;
+        *t0 = thread_cpu_us() | 1; /* never 0: 0 means "not timed" */
     return zk_events;
 }
 
-static void handshake_took(uint64_t t0)
+static void handshake_took(uint64_t cpu0)
 {
-    uint64_t now = zkl__now_us();
+    uint64_t cpu = thread_cpu_us();
 
-    handshake_free_at = now + (now - t0);
+    handshake_free_at = zkl__now_us() + (cpu > cpu0 ? cpu - cpu0 : 0);
 }
 
 static void ask_interest(zkl_client_t *c, int *fd, int *events, long *ms)
@@ -979,7 +1006,10 @@ static int pump_once(zkl_client_t *c, uint64_t end, uint64_t now)
         if (p.revents & POLLOUT)
             ev |= ZOOKEEPER_WRITE;
     }
-    zookeeper_process(c->zh, ev);
+    /* Every reply already there: under TLS, replies OpenSSL has read
+     * with an earlier one leave the socket unreadable. */
+    while (zookeeper_process(c->zh, ev) == ZOK && (ev & ZOOKEEPER_READ))
+        ev = ZOOKEEPER_READ;
     return 1;
 }
 

@@ -5,7 +5,9 @@
  * and opens a session's ZooKeeper handle with them. Built against a
  * ZooKeeper C client without OpenSSL or Cyrus SASL (Debian's stock one),
  * the setters answer ZKL_ENOTSUP and every session is a plain one. */
+#ifdef HAVE_CONFIG_H /* the fuzz build compiles this file without it */
 #include "config.h"
+#endif
 
 #ifdef ZKL_HAVE_ZK_TLS
 #define HAVE_OPENSSL_H 1 /* zookeeper.h declares zookeeper_init_ssl() */
@@ -16,6 +18,8 @@
 #endif
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -24,6 +28,10 @@
 /* zookeeper_log.h's, which wants the C client's include directory. */
 extern ZOOAPI ZooLogLevel logLevel;
 #endif
+
+/* Longest SASL password, NUL included (the C client's own file reader
+ * takes 1023 bytes). */
+#define ZKL__SECRET_MAX 1024
 
 struct zkl__secure {
     char *tls;                /* "ca,cert,key[,password]"; NULL: no TLS */
@@ -35,7 +43,8 @@ struct zkl__secure {
 #ifdef ZKL_HAVE_ZK_SASL
     /* The client's copy only: what the C client calls back into. */
     sasl_callback_t cbs[5];
-    sasl_secret_t *secret;    /* the latest password handed out */
+    sasl_secret_t *secret;    /* the password handed out; its data has
+                                 ZKL__SECRET_MAX bytes */
     zoo_sasl_params_t params;
 #endif
 };
@@ -75,7 +84,7 @@ void zkl__secure_free(zkl__secure_t *s)
     wipe_free(s->password);
 #ifdef ZKL_HAVE_ZK_SASL
     if (s->secret != NULL) {
-        memset(s->secret->data, 0, s->secret->len);
+        explicit_bzero(s->secret->data, ZKL__SECRET_MAX);
         zkl__free(s->secret);
     }
 #endif
@@ -177,6 +186,20 @@ int zkl_options_set_sasl_password_cb(zkl_options_t *o,
     return ZKL_OK;
 }
 
+/* The client's SASL secret, set aside once: cb_pass never allocates. */
+static int set_aside_secret(zkl__secure_t *s)
+{
+#ifdef ZKL_HAVE_ZK_SASL
+    if (s->sasl &&
+        (s->secret = zkl__calloc(1, sizeof *s->secret + ZKL__SECRET_MAX)) ==
+            NULL)
+        return 0;
+#else
+    (void)s;
+#endif
+    return 1;
+}
+
 int zkl__secure_copy(zkl__secure_t **dst, const zkl__secure_t *src)
 {
     zkl__secure_t *s;
@@ -194,7 +217,8 @@ int zkl__secure_copy(zkl__secure_t **dst, const zkl__secure_t *src)
         zkl__strset(&s->user, src->user) != ZKL_OK ||
         zkl__strset(&s->service, src->service) != ZKL_OK ||
         zkl__strset(&s->host, src->host) != ZKL_OK ||
-        zkl__strset(&s->password, src->password) != ZKL_OK) {
+        zkl__strset(&s->password, src->password) != ZKL_OK ||
+        !set_aside_secret(s)) {
         zkl__secure_free(s);
         return ZKL_ENOMEM;
     }
@@ -236,35 +260,29 @@ static int cb_pass(sasl_conn_t *conn, void *ctx, int id,
                    sasl_secret_t **out)
 {
     zkl__secure_t *s = ctx;
-    char buf[1024];
-    const char *pw = s->password;
+    char *buf = (char *)s->secret->data;
     size_t n;
 
     (void)conn;
     if (id != SASL_CB_PASS || out == NULL)
         return SASL_BADPARAM;
+    /* Into the secret set aside with the client (zkl__secure_copy): a
+     * failure here, an allocation's too, would end the client as a
+     * refused identity (the C client marks the handle failed). */
+    explicit_bzero(buf, ZKL__SECRET_MAX);
     if (s->pw_cb != NULL) {
-        buf[0] = '\0';
-        if (s->pw_cb(buf, sizeof buf, s->pw_arg) != 0)
+        if (s->pw_cb(buf, ZKL__SECRET_MAX, s->pw_arg) != 0) {
+            explicit_bzero(buf, ZKL__SECRET_MAX);
             return SASL_FAIL;
-        buf[sizeof buf - 1] = '\0';
-        pw = buf;
-    }
-    if (pw == NULL)
+        }
+        buf[ZKL__SECRET_MAX - 1] = '\0';
+    } else if (s->password != NULL) {
+        snprintf(buf, ZKL__SECRET_MAX, "%s", s->password);
+    } else {
         return SASL_FAIL;
-    n = strlen(pw);
-    if (s->secret != NULL) {
-        memset(s->secret->data, 0, s->secret->len);
-        zkl__free(s->secret);
     }
-    s->secret = zkl__malloc(sizeof *s->secret + n);
-    if (s->secret == NULL) {
-        memset(buf, 0, sizeof buf);
-        return SASL_NOMEM;
-    }
+    n = strlen(buf);
     s->secret->len = n;
-    memcpy(s->secret->data, pw, n + 1);
-    memset(buf, 0, sizeof buf);
     *out = s->secret;
     return SASL_OK;
 }
@@ -273,15 +291,20 @@ static int cb_pass(sasl_conn_t *conn, void *ctx, int id,
  * through void (*)(void), the type GCC knows to stand for "any". */
 #define SASL_PROC(f) ((int (*)(void))(void (*)(void))(f))
 
-/* Cyrus SASL's client side is set up once per process; the C client
- * leaves that to its caller. */
+/* Cyrus SASL's client side is set up once per process (clients may be
+ * made on several threads); the C client leaves that to its caller. */
+static pthread_once_t sasl_once = PTHREAD_ONCE_INIT;
+static int sasl_ok;
+
+static void sasl_init_once(void)
+{
+    sasl_ok = sasl_client_init(NULL) == SASL_OK;
+}
+
 static int sasl_ready(void)
 {
-    static int done;
-
-    if (!done && sasl_client_init(NULL) == SASL_OK)
-        done = 1;
-    return done;
+    pthread_once(&sasl_once, sasl_init_once);
+    return sasl_ok;
 }
 #endif
 
@@ -296,11 +319,16 @@ zhandle_t *zkl__secure_open(zkl__secure_t *s, const char *hosts,
 
 #ifdef ZKL_HAVE_ZK_TLS
     if (s != NULL && s->tls != NULL) {
-        ZooLogLevel level = logLevel;
+        /* The level is the process's: one thread at a time quiets it. */
+        static pthread_mutex_t quiet = PTHREAD_MUTEX_INITIALIZER;
+        ZooLogLevel level;
 
+        pthread_mutex_lock(&quiet);
+        level = logLevel;
         zoo_set_debug_level((ZooLogLevel)0);
         zh = zookeeper_init_ssl(hosts, s->tls, fn, timeout, NULL, ctx, 0);
         zoo_set_debug_level(level);
+        pthread_mutex_unlock(&quiet);
         if (zh != NULL)
             zoo_set_log_callback(zh, log);
         return zh;
