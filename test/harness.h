@@ -39,6 +39,8 @@ typedef struct t_conn {
 void t_conn_cb(zkl_client_t *c, zkl_conn_event_t ev, void *arg);
 /* Whether conn recorded connection event ev. */
 int t_has_event(const t_conn_t *conn, int ev);
+/* How long a client may take to connect (ms; see harness.c). */
+long t_connect_ms(void);
 /* A connected client on t_base (fails the test if it cannot connect). */
 zkl_client_t *t_client(const char *hosts, int session_ms, t_conn_t *conn);
 /* c's counters (zkl_client_stats), failing the test if it cannot. */

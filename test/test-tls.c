@@ -88,7 +88,7 @@ static void works(zkl_options_t *o, t_conn_t *conn)
     zkl_client_t *c = start(o);
     t_lock_t t;
 
-    ASSERT(t_run_until(&conn->connected, 10000));
+    ASSERT(t_run_until(&conn->connected, t_connect_ms()));
     t_lock_init(&t, c, t_path(NULL));
     ASSERT_RC(zkl_lock_acquire(t.lk, 10000), ZKL_OK);
     ASSERT(t_run_until(&t.acquired, 10000));
