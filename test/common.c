@@ -510,6 +510,66 @@ int t_lock_nodes_under(const char *root)
 }
 
 
+/* ---------------- flight recorder ---------------- */
+
+/* The library's and the ZooKeeper client's log of the last moments of a
+ * test, kept in memory and printed only when the test fails: a failure
+ * seen once on a loaded CI machine then says what the clients saw (a
+ * connection that moved, a session the server expired) instead of only
+ * the assertion. ZKL_TEST_FLIGHT=info|warn|off picks the level; warn by
+ * default, so that tests of thousands of sessions do not format a line
+ * per connection. A test that sets its own log function replaces this. */
+#define T_FLIGHT_LINES 256
+#define T_FLIGHT_WIDTH 240
+
+static char flight[T_FLIGHT_LINES][T_FLIGHT_WIDTH];
+static unsigned flight_next;
+static uint64_t flight_t0;
+
+static void flight_log(zkl_log_level_t level, const char *msg, void *arg)
+{
+    static const char lv[] = "?EWID";
+
+    (void)arg;
+    snprintf(flight[flight_next % T_FLIGHT_LINES], T_FLIGHT_WIDTH,
+             "%7llu %c %s", (unsigned long long)(t_now_ms() - flight_t0),
+             lv[(unsigned)level < 5 ? (unsigned)level : 0], msg);
+    flight_next++;
+}
+
+/* On abort() (an ASSERT) or the test's alarm. Not async-signal-safe in
+ * general, but the test is over: all that matters is the text. */
+static void flight_dump(int sig)
+{
+    unsigned i = flight_next > T_FLIGHT_LINES ? flight_next - T_FLIGHT_LINES
+                                              : 0;
+
+    if (flight_next > 0) {
+        fprintf(stderr, "# %s: the last %u log lines (ms since start):\n",
+                cur_test, flight_next - i);
+        for (; i < flight_next; i++)
+            fprintf(stderr, "#   %s\n", flight[i % T_FLIGHT_LINES]);
+        fflush(stderr);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void flight_start(void)
+{
+    const char *v = getenv("ZKL_TEST_FLIGHT");
+    zkl_log_level_t level = ZKL_LOG_WARN;
+
+    if (v != NULL && strcmp(v, "off") == 0)
+        return;
+    if (v != NULL && strcmp(v, "info") == 0)
+        level = ZKL_LOG_INFO;
+    flight_t0 = t_now_ms();
+    zkl_set_log(flight_log, NULL, level);
+    signal(SIGABRT, flight_dump);
+    signal(SIGALRM, flight_dump);
+}
+
 /* ---------------- runner ---------------- */
 
 static int passed, failed;
@@ -526,6 +586,7 @@ void t_run_case(const t_case_t *tc, void (*setup)(void),
     pid = fork();
     if (pid == 0) {
         cur_test = tc->name;
+        flight_start();
         alarm((unsigned)tc->secs);
         if (setup != NULL)
             setup();

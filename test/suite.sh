@@ -128,7 +128,7 @@ if part ensemble && { [ $# = 0 ] || selects --ensemble "$@"; }; then
     if ens_hosts=$("$top_srcdir/test/zkserver.sh" ensemble "$ZKL_TEST_ENSEMBLE" 3); then
         echo "# ensemble at $ens_hosts"
         ran=$((ran + 1))
-        ZKL_TEST_HOSTS=$ens_hosts $wrap "$top_builddir/test/run-tests" --ensemble "$@" | tee "$work/ens.out"
+        ZKL_TEST_FLIGHT=${ZKL_TEST_FLIGHT:-info} ZKL_TEST_HOSTS=$ens_hosts $wrap "$top_builddir/test/run-tests" --ensemble "$@" | tee "$work/ens.out"
         tally "$work/ens.out" ensemble
         ZKL_TEST_HOSTS=$ens_hosts "$top_builddir/test/run-tests" --leftovers | tee "$work/ens-leftovers.out"
         tally "$work/ens-leftovers.out" ensemble-leftovers

@@ -148,6 +148,8 @@ TEST(ensemble_cut_off_holder_told_lost_before_the_next_holds)
     ASSERT(h.lost_ev < w.grant_ev);
     t_ens("start", k);
     ASSERT(WAIT_FOR(t_has_event(&hconn, ZKL_CONN_EXPIRED), 30000));
+    /* The waiter's session lived through it all. */
+    ASSERT_EQ(w.lost, 0);
     ASSERT_RC(zkl_lock_release(w.lk), ZKL_OK);
     ASSERT(t_run_until(&w.released, 10000));
     zkl_lock_free(h.lk);

@@ -144,7 +144,7 @@ fi
 servers+=("$tmp/ens")
 if ens_h=$("$zk" --tls ensemble "$tmp/ens" 3); then
     echo "# TLS ensemble at $ens_h"
-    runs ensemble ZKL_TEST_HOSTS="$ens_h" ZKL_TEST_ENSEMBLE="$tmp/ens" \
+    runs ensemble ZKL_TEST_FLIGHT=info ZKL_TEST_HOSTS="$ens_h" ZKL_TEST_ENSEMBLE="$tmp/ens" \
         ZKL_TEST_TLS_CERTS="$certs" $wrap "$runner" --ensemble \
         ensemble_basic ensemble_kill_leader ensemble_kill_connected_follower \
         ensemble_cut_off_holder_told_lost_before_the_next_holds
