@@ -50,7 +50,9 @@ suite() {
     while [ $# -gt 0 ] && [ "$1" != -- ]; do env+=("$1"); shift; done
     shift
     # The ZooKeeper C client's own leak is suppressed (test/lsan.supp).
-    [ "$b" = asan ] && san="ASAN_OPTIONS=malloc_context_size=3 LSAN_OPTIONS=suppressions=$top/test/lsan.supp"
+    case $b in
+    *asan) san="ASAN_OPTIONS=malloc_context_size=3 LSAN_OPTIONS=suppressions=$top/test/lsan.supp" ;;
+    esac
     env $san ZKL_TEST_PREFIX="$b/" top_srcdir="$top" \
         top_builddir="$top/build/$b" "${env[@]}" bash test/suite.sh "$@"
 }
@@ -98,12 +100,14 @@ job_asan_rest() {
         ZKL_TEST_SHELL_SKIP="soak netns tls build error-table examples man" --
 }
 
-# TLS and SASL (test/test-tls.sh) on build/tls, whose ZooKeeper C client
-# has both: secured servers, the failure cases, the suite's tests over
-# TLS and SASL, a TLS ensemble's failover, the CLI, Curator over TLS;
-# then its C tests again under valgrind.
+# TLS and SASL (test/test-tls.sh) on build/tls-asan (AddressSanitizer and
+# UBSan), whose ZooKeeper C client has both: secured servers, the failure
+# cases, the suite's tests over TLS and SASL, a TLS ensemble's failover,
+# the CLI, Curator over TLS; then its C tests again under valgrind, on
+# build/tls.
 job_tls() {
-    suite tls ZKL_TEST_PARTS=shell ZKL_TEST_SHELL=tls ZKL_TEST_REQUIRE_TLS=1 --
+    suite tls-asan ZKL_TEST_PARTS=shell ZKL_TEST_SHELL=tls \
+        ZKL_TEST_REQUIRE_TLS=1 --
 }
 job_tls_valgrind() {
     suite tls ZKL_TEST_PREFIX=valgrind/ ZKL_TEST_PARTS=shell ZKL_TEST_SHELL=tls \

@@ -6,6 +6,7 @@
 #                from Debian's source into build/zk-tls by
 #                deps/build-zookeeper-client.sh --prefix (only with
 #                --tls; cached in /var/cache/zklock, as the script says)
+#   build/tls-asan  the same with AddressSanitizer + UBSan (--asan --tls)
 # Used by examples/run-demo.sh, test/run-all.sh and .ci/run.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,6 +63,10 @@ build() { # dir, configure args...
 }
 
 build build/plain
+asan=
+for arg in "$@"; do
+    [ "$arg" = --asan ] && asan=1
+done
 for arg in "$@"; do
     case $arg in
     --asan) build build/asan --enable-sanitizers ;;
@@ -72,6 +77,12 @@ for arg in "$@"; do
         zt=$top/build/zk-tls
         build build/tls --with-zookeeper-tls CPPFLAGS="-I$zt/include" \
             LDFLAGS="-L$zt/lib -Wl,-rpath,$zt/lib"
+        # Both: the TLS suite under AddressSanitizer too (valgrind runs
+        # build/tls: it cannot run a sanitized program).
+        if [ -n "$asan" ]; then
+            build build/tls-asan --enable-sanitizers --with-zookeeper-tls \
+                CPPFLAGS="-I$zt/include" LDFLAGS="-L$zt/lib -Wl,-rpath,$zt/lib"
+        fi
         ;;
     esac
 done

@@ -138,16 +138,16 @@ if [ -n "${ZKL_TEST_TLS_C_ONLY:-}" ]; then
 fi
 
 # ---- 3. failover on a 3-node TLS ensemble: real kills and restarts ----
-# (Not the rolling restart: over TLS, on a loaded CI machine, its holder
-# was once told LOST while the nodes restarted in turn: an early LOST,
-# which is safe, but not what that test asserts; open in issue 24.)
+# (The runs keep a flight recorder: a failure prints what the clients
+# logged before it.)
 servers+=("$tmp/ens")
 if ens_h=$("$zk" --tls ensemble "$tmp/ens" 3); then
     echo "# TLS ensemble at $ens_h"
     runs ensemble ZKL_TEST_FLIGHT=info ZKL_TEST_HOSTS="$ens_h" ZKL_TEST_ENSEMBLE="$tmp/ens" \
         ZKL_TEST_TLS_CERTS="$certs" $wrap "$runner" --ensemble \
         ensemble_basic ensemble_kill_leader ensemble_kill_connected_follower \
-        ensemble_cut_off_holder_told_lost_before_the_next_holds
+        ensemble_cut_off_holder_told_lost_before_the_next_holds \
+        ensemble_rolling_restart
     runs ensemble-leftovers ZKL_TEST_HOSTS="$ens_h" \
         ZKL_TEST_TLS_CERTS="$certs" "$runner" --leftovers
 else
