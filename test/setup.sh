@@ -17,7 +17,8 @@ PKGS="build-essential autoconf automake libtool pkg-config
       openjdk-17-jdk-headless libcurator-recipes-java procps iproute2 valgrind
       clang libclang-rt-14-dev python3
       libuv1-dev libev-dev libglib2.0-dev libsystemd-dev
-      debhelper dh-autoreconf lintian debootstrap fakeroot man-db groff-base"
+      debhelper dh-autoreconf lintian debootstrap fakeroot man-db groff-base
+      nginx nginx-dev curl"
 
 if [ "${1:-}" = --packages ]; then
     echo $PKGS

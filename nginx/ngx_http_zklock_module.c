@@ -1,0 +1,367 @@
+/* ngx_http_zklock_module: its directives and configurations, and the one
+ * zklock client each worker process runs on its own event loop (made in
+ * init_process, freed in exit_process, which closes the session so that
+ * the worker's lock nodes go at once). See README.md, "nginx". */
+#include "ngx_http_zklock.h"
+
+#include <zklock_nginx.h>
+
+static ngx_int_t zn_postconfiguration(ngx_conf_t *cf);
+static void *zn_create_main_conf(ngx_conf_t *cf);
+static char *zn_init_main_conf(ngx_conf_t *cf, void *conf);
+static void *zn_create_loc_conf(ngx_conf_t *cf);
+static char *zn_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child);
+static char *zn_servers(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *zn_lock(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *zn_prefix(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static ngx_int_t zn_init_process(ngx_cycle_t *cycle);
+static void zn_exit_process(ngx_cycle_t *cycle);
+
+static ngx_conf_enum_t zn_unavailable_modes[] = {
+    {ngx_string("fail_closed"), NGX_HTTP_ZKLOCK_FAIL_CLOSED},
+    {ngx_string("fail_open"), NGX_HTTP_ZKLOCK_FAIL_OPEN},
+    {ngx_null_string, 0}};
+
+static ngx_command_t zn_commands[] = {
+    {ngx_string("zklock_servers"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     zn_servers, NGX_HTTP_MAIN_CONF_OFFSET, 0, NULL},
+    {ngx_string("zklock_session_timeout"),
+     NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_msec_slot,
+     NGX_HTTP_MAIN_CONF_OFFSET,
+     offsetof(ngx_http_zklock_main_conf_t, session_timeout), NULL},
+    {ngx_string("zklock"),
+     NGX_HTTP_LOC_CONF | NGX_HTTP_LIF_CONF | NGX_CONF_1MORE, zn_lock,
+     NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
+    {ngx_string("zklock_cache_lock"),
+     NGX_HTTP_LOC_CONF | NGX_HTTP_LIF_CONF | NGX_CONF_1MORE, zn_lock,
+     NGX_HTTP_LOC_CONF_OFFSET, 1, NULL},
+    {ngx_string("zklock_prefix"),
+     NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF |
+         NGX_CONF_TAKE1,
+     zn_prefix, NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
+    {ngx_string("zklock_status"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS,
+     ngx_http_zklock_status, 0, 0, NULL},
+    {ngx_string("zklock_unavailable"),
+     NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF |
+         NGX_CONF_TAKE1,
+     ngx_conf_set_enum_slot, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_zklock_loc_conf_t, unavailable),
+     zn_unavailable_modes},
+    ngx_null_command};
+
+static ngx_http_module_t zn_ctx = {
+    NULL,                 /* preconfiguration */
+    zn_postconfiguration, /* postconfiguration */
+    zn_create_main_conf,  /* create main configuration */
+    zn_init_main_conf,    /* init main configuration */
+    NULL,                 /* create server configuration */
+    NULL,                 /* merge server configuration */
+    zn_create_loc_conf,   /* create location configuration */
+    zn_merge_loc_conf     /* merge location configuration */
+};
+
+ngx_module_t ngx_http_zklock_module = {
+    NGX_MODULE_V1,
+    &zn_ctx,         /* module context */
+    zn_commands,     /* module directives */
+    NGX_HTTP_MODULE, /* module type */
+    NULL,            /* init master */
+    NULL,            /* init module */
+    zn_init_process, /* init process */
+    NULL,            /* init thread */
+    NULL,            /* exit thread */
+    zn_exit_process, /* exit process */
+    NULL,            /* exit master */
+    NGX_MODULE_V1_PADDING};
+
+/* ---- the worker's client ---- */
+
+static zkl_client_t *zn_client;
+static ngx_uint_t zn_connected_once;
+
+zkl_client_t *ngx_http_zklock_client(void)
+{
+    return zn_client;
+}
+
+ngx_uint_t ngx_http_zklock_ever_connected(void)
+{
+    return zn_connected_once;
+}
+
+static void zn_on_conn(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
+{
+    ngx_log_t *log = arg;
+    char server[64] = "";
+
+    (void)c;
+    switch (ev) {
+    case ZKL_CONN_CONNECTED:
+    case ZKL_CONN_RECONNECTED:
+        zn_connected_once = 1;
+        (void)zkl_client_server(c, server, sizeof server);
+        ngx_log_error(NGX_LOG_INFO, log, 0, "zklock: %s to %s",
+                      zkl_conn_event_name(ev), server);
+        break;
+    default: {
+        /* (ngx_log_error's level is a macro argument used unbracketed) */
+        ngx_uint_t lv = ev == ZKL_CONN_SUSPENDED ? NGX_LOG_WARN : NGX_LOG_ERR;
+
+        ngx_log_error(lv, log, 0, "zklock: %s", zkl_conn_event_name(ev));
+        break;
+    }
+    }
+}
+
+/* zklock's log and the ZooKeeper client's, into the worker's error log
+ * (zkl_set_log is process-wide: one worker, one log). */
+static void zn_on_log(zkl_log_level_t level, const char *msg, void *arg)
+{
+    ngx_cycle_t *cycle = arg;
+    ngx_uint_t lv = level == ZKL_LOG_ERROR ? NGX_LOG_ERR
+                    : level == ZKL_LOG_WARN ? NGX_LOG_WARN
+                                            : NGX_LOG_INFO;
+
+    ngx_log_error(lv, cycle->log, 0, "%s", msg);
+}
+
+static ngx_int_t zn_init_process(ngx_cycle_t *cycle)
+{
+    ngx_http_zklock_main_conf_t *mcf;
+    zkl_options_t *o = NULL;
+    char *hosts;
+    int rc;
+
+    if (ngx_process != NGX_PROCESS_WORKER &&
+        ngx_process != NGX_PROCESS_SINGLE)
+        return NGX_OK;
+    mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_zklock_module);
+    if (mcf == NULL || mcf->servers.len == 0)
+        return NGX_OK;
+    hosts = ngx_pcalloc(cycle->pool, mcf->servers.len + 1);
+    if (hosts == NULL)
+        return NGX_ERROR;
+    ngx_memcpy(hosts, mcf->servers.data, mcf->servers.len);
+    ngx_http_zklock_count_memory(); /* before any zklock object */
+    zkl_set_log(zn_on_log, cycle, ZKL_LOG_WARN);
+    if ((rc = zkl_options_new(&o)) != ZKL_OK ||
+        (rc = zkl_options_set_servers(o, hosts)) != ZKL_OK ||
+        (rc = zkl_options_set_session_timeout(
+             o, (int)mcf->session_timeout)) != ZKL_OK ||
+        (rc = zkl_options_set_conn_cb(o, zn_on_conn, cycle->log)) !=
+            ZKL_OK ||
+        (rc = zkl_client_new(&zn_client, o)) != ZKL_OK ||
+        (rc = zkl_nginx_attach(zn_client, cycle->log)) != ZKL_OK) {
+        ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
+                      "zklock: no client for \"%s\": %s", hosts,
+                      zkl_strerror(rc));
+        zkl_client_free(zn_client);
+        zn_client = NULL;
+        zkl_options_free(o);
+        return NGX_ERROR;
+    }
+    zkl_options_free(o);
+    return NGX_OK;
+}
+
+/* Closes the session: the nodes of whatever this worker still held or
+ * waited for go at once (requests still running when a worker exits
+ * were cut off by nginx itself). */
+static void zn_exit_process(ngx_cycle_t *cycle)
+{
+    (void)cycle;
+    if (zn_client != NULL) {
+        zkl_client_free(zn_client);
+        zn_client = NULL;
+    }
+    zkl_set_log(NULL, NULL, ZKL_LOG_ERROR);
+}
+
+/* ---- configuration ---- */
+
+static void *zn_create_main_conf(ngx_conf_t *cf)
+{
+    ngx_http_zklock_main_conf_t *mcf = ngx_pcalloc(cf->pool, sizeof *mcf);
+
+    if (mcf == NULL)
+        return NULL;
+    mcf->session_timeout = NGX_CONF_UNSET_MSEC;
+    return mcf;
+}
+
+static char *zn_init_main_conf(ngx_conf_t *cf, void *conf)
+{
+    ngx_http_zklock_main_conf_t *mcf = conf;
+
+    (void)cf;
+    ngx_conf_init_msec_value(mcf->session_timeout, 10000);
+    if (mcf->session_timeout < 1000 || mcf->session_timeout > 3600000) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "zklock_session_timeout: between 1s and 1h");
+        return NGX_CONF_ERROR;
+    }
+    return NGX_CONF_OK;
+}
+
+static char *zn_servers(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_zklock_main_conf_t *mcf = conf;
+    ngx_str_t *value = cf->args->elts;
+    char why[256], *hosts;
+
+    (void)cmd;
+    if (mcf->servers.data != NULL)
+        return "is duplicate";
+    hosts = ngx_pcalloc(cf->pool, value[1].len + 1);
+    if (hosts == NULL)
+        return NGX_CONF_ERROR;
+    ngx_memcpy(hosts, value[1].data, value[1].len);
+    if (zkl_servers_explain(hosts, why, sizeof why) != ZKL_OK) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "zklock_servers \"%V\": %s",
+                           &value[1], why);
+        return NGX_CONF_ERROR;
+    }
+    mcf->servers = value[1];
+    return NGX_CONF_OK;
+}
+
+static void *zn_create_loc_conf(ngx_conf_t *cf)
+{
+    ngx_http_zklock_loc_conf_t *lcf = ngx_pcalloc(cf->pool, sizeof *lcf);
+
+    if (lcf == NULL)
+        return NULL;
+    lcf->unavailable = NGX_CONF_UNSET_UINT;
+    lcf->set = NGX_CONF_UNSET;
+    return lcf;
+}
+
+static char *zn_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
+{
+    ngx_http_zklock_loc_conf_t *prev = parent, *lcf = child;
+
+    (void)cf;
+    if (lcf->set == NGX_CONF_UNSET) {
+        /* A lock is inherited whole: key, kind and parameters. */
+        lcf->key = prev->key;
+        lcf->cache = prev->cache;
+        lcf->shared = prev->shared;
+        lcf->timeout = prev->timeout;
+        lcf->on_timeout = prev->on_timeout;
+        lcf->zone = prev->zone;
+        lcf->set = prev->set;
+    }
+    ngx_conf_merge_str_value(lcf->prefix, prev->prefix, "/zklock/nginx");
+    ngx_conf_merge_uint_value(lcf->unavailable, prev->unavailable,
+                              NGX_HTTP_ZKLOCK_FAIL_CLOSED);
+    return NGX_CONF_OK;
+}
+
+/* zklock_prefix PATH: a valid ZooKeeper path, without a trailing '/'. */
+static char *zn_prefix(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_zklock_loc_conf_t *lcf = conf;
+    ngx_str_t *value = cf->args->elts;
+    char why[256], *path;
+
+    (void)cmd;
+    if (lcf->prefix.data != NULL)
+        return "is duplicate";
+    path = ngx_pcalloc(cf->pool, value[1].len + 1);
+    if (path == NULL)
+        return NGX_CONF_ERROR;
+    ngx_memcpy(path, value[1].data, value[1].len);
+    if (zkl_path_explain(path, why, sizeof why) != ZKL_OK ||
+        (value[1].len > 1 && path[value[1].len - 1] == '/')) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "zklock_prefix \"%V\": %s",
+                           &value[1],
+                           value[1].len > 1 && path[value[1].len - 1] == '/'
+                               ? "ends with '/'"
+                               : why);
+        return NGX_CONF_ERROR;
+    }
+    lcf->prefix = value[1];
+    if (lcf->prefix.len == 1) /* "/": keys go right under the root */
+        lcf->prefix.len = 0;
+    return NGX_CONF_OK;
+}
+
+/* zklock KEY [timeout=TIME] [shared] [on_timeout=503|pass];
+ * zklock_cache_lock KEY [timeout=TIME] [zone=NAME] [on_timeout=503|pass];
+ * (cmd->offset: 0 for zklock, 1 for zklock_cache_lock) */
+static char *zn_lock(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_zklock_loc_conf_t *lcf = conf;
+    ngx_str_t *value = cf->args->elts, s;
+    ngx_http_compile_complex_value_t ccv;
+    ngx_uint_t i, cache = cmd->offset;
+    ngx_msec_t ms;
+
+    if (lcf->set != NGX_CONF_UNSET)
+        return "is duplicate (one zklock or zklock_cache_lock a location)";
+    lcf->key = ngx_palloc(cf->pool, sizeof(ngx_http_complex_value_t));
+    if (lcf->key == NULL)
+        return NGX_CONF_ERROR;
+    ngx_memzero(&ccv, sizeof ccv);
+    ccv.cf = cf;
+    ccv.value = &value[1];
+    ccv.complex_value = lcf->key;
+    if (ngx_http_compile_complex_value(&ccv) != NGX_OK)
+        return NGX_CONF_ERROR;
+    lcf->cache = cache;
+    lcf->timeout = cache ? 30000 : 10000;
+    lcf->on_timeout =
+        cache ? NGX_HTTP_ZKLOCK_TIMEOUT_PASS : NGX_HTTP_ZKLOCK_TIMEOUT_503;
+    for (i = 2; i < cf->args->nelts; i++) {
+        if (ngx_strncmp(value[i].data, "timeout=", 8) == 0) {
+            s.data = value[i].data + 8;
+            s.len = value[i].len - 8;
+            ms = ngx_parse_time(&s, 0);
+            if (ms == (ngx_msec_t)NGX_ERROR || ms == 0 || ms > 86400000)
+                goto invalid;
+            lcf->timeout = ms;
+        } else if (!cache && ngx_strcmp(value[i].data, "shared") == 0) {
+            lcf->shared = 1;
+        } else if (ngx_strcmp(value[i].data, "on_timeout=503") == 0) {
+            lcf->on_timeout = NGX_HTTP_ZKLOCK_TIMEOUT_503;
+        } else if (ngx_strcmp(value[i].data, "on_timeout=pass") == 0) {
+            lcf->on_timeout = NGX_HTTP_ZKLOCK_TIMEOUT_PASS;
+        } else if (cache && ngx_strncmp(value[i].data, "zone=", 5) == 0) {
+            s.data = value[i].data + 5;
+            s.len = value[i].len - 5;
+            if (s.len == 0)
+                goto invalid;
+            /* The zone proxy_cache_path made (or will make): the same
+             * lookup proxy_cache does. */
+            lcf->zone = ngx_shared_memory_add(cf, &s, 0,
+                                              &ngx_http_proxy_module);
+            if (lcf->zone == NULL)
+                return NGX_CONF_ERROR;
+        } else {
+            goto invalid;
+        }
+    }
+    lcf->set = 1;
+    return NGX_CONF_OK;
+
+invalid:
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V: invalid parameter \"%V\"",
+                       &cmd->name, &value[i]);
+    return NGX_CONF_ERROR;
+}
+
+/* The lock is taken in the precontent phase: after access control (so
+ * an unauthorised request never queues, and "satisfy any" cannot skip
+ * it), before the content handler (proxy_pass, fastcgi_pass...). */
+static ngx_int_t zn_postconfiguration(ngx_conf_t *cf)
+{
+    ngx_http_core_main_conf_t *cmcf;
+    ngx_http_handler_pt *h;
+
+    cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
+    h = ngx_array_push(&cmcf->phases[NGX_HTTP_PRECONTENT_PHASE].handlers);
+    if (h == NULL)
+        return NGX_ERROR;
+    *h = ngx_http_zklock_handler;
+    return ngx_http_zklock_add_variables(cf);
+}

@@ -1,0 +1,356 @@
+/* A request's lock: the precontent phase handler asks the worker's
+ * client for the lock and suspends the request; zklock's callbacks only
+ * record what happened and post the record's event; the event's handler
+ * acts (resume the phases, answer 503, pass without the lock, or abort
+ * a request whose hold was lost), outside zklock's callback, as any
+ * nginx event does. The record and its lock handle go with the request
+ * (a pool cleanup): freeing the handle releases a hold or cancels a wait
+ * without further callbacks. */
+#include "ngx_http_zklock.h"
+
+static void zn_cleanup(void *data);
+static void zn_event(ngx_event_t *ev);
+
+/* The backstop beyond zklock's own deadline: zklock always answers an
+ * acquire by its timeout; this only keeps a worker that was told to quit
+ * from leaving a waiting request behind (a non-cancelable timer). */
+#define ZN_BACKSTOP_MS 5000
+
+ngx_uint_t ngx_http_zklock_waiting, ngx_http_zklock_holding;
+
+/* Moves a record between the worker's counts (0: none, 1: waiting, 2:
+ * holding). */
+static void zn_count(ngx_http_zklock_req_t *st, unsigned to)
+{
+    if (st->counted == 1)
+        ngx_http_zklock_waiting--;
+    else if (st->counted == 2)
+        ngx_http_zklock_holding--;
+    if (to == 1)
+        ngx_http_zklock_waiting++;
+    else if (to == 2)
+        ngx_http_zklock_holding++;
+    st->counted = to;
+}
+
+ngx_http_zklock_req_t *ngx_http_zklock_find(ngx_http_request_t *r)
+{
+    ngx_pool_cleanup_t *cln;
+
+    for (cln = r->main->pool->cleanup; cln != NULL; cln = cln->next)
+        if (cln->handler == zn_cleanup)
+            return cln->data;
+    return NULL;
+}
+
+static ngx_http_zklock_req_t *zn_record(ngx_http_request_t *r)
+{
+    ngx_pool_cleanup_t *cln;
+    ngx_http_zklock_req_t *st;
+
+    cln = ngx_pool_cleanup_add(r->main->pool, sizeof *st);
+    if (cln == NULL)
+        return NULL;
+    st = cln->data;
+    ngx_memzero(st, sizeof *st);
+    st->r = r;
+    st->ev.handler = zn_event;
+    st->ev.data = st;
+    st->ev.log = r->connection->log;
+    cln->handler = zn_cleanup;
+    return st;
+}
+
+static void zn_cleanup(void *data)
+{
+    ngx_http_zklock_req_t *st = data;
+
+    zn_count(st, 0);
+    if (st->ev.timer_set)
+        ngx_del_timer(&st->ev);
+    if (st->ev.posted) {
+        /* (a macro of two statements) */
+        ngx_delete_posted_event(&st->ev);
+    }
+    if (st->lk != NULL) {
+        zkl_lock_free(st->lk); /* releases or cancels, silently */
+        st->lk = NULL;
+    }
+}
+
+/* Bytes a key keeps in a node name; every other byte is written %XX, so
+ * that a key is one path segment ('/' too is escaped), never "." or "..",
+ * and two keys never meet in one name. */
+static ngx_uint_t zn_plain(u_char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+           (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.';
+}
+
+#define ZN_KEY_MAX 1024 /* bytes of a key, before escaping */
+
+ngx_int_t ngx_http_zklock_lock_path(ngx_http_request_t *r,
+                                    ngx_http_zklock_loc_conf_t *lcf,
+                                    ngx_str_t *key, ngx_str_t *path)
+{
+    static const u_char hex[] = "0123456789ABCDEF";
+    ngx_uint_t i, dots = 1;
+    u_char *p;
+
+    if (key->len == 0 || key->len > ZN_KEY_MAX)
+        return NGX_DECLINED;
+    for (i = 0; i < key->len; i++)
+        if (key->data[i] != '.')
+            dots = 0;
+    p = ngx_pnalloc(r->pool, lcf->prefix.len + 1 + 3 * key->len + 1);
+    if (p == NULL)
+        return NGX_ERROR;
+    path->data = p;
+    p = ngx_cpymem(p, lcf->prefix.data, lcf->prefix.len);
+    *p++ = '/';
+    for (i = 0; i < key->len; i++) {
+        u_char ch = key->data[i];
+
+        /* "." and ".." are not names ZooKeeper takes: such a key is
+         * written all escaped. */
+        if (zn_plain(ch) && !(dots && ch == '.')) {
+            *p++ = ch;
+        } else {
+            *p++ = '%';
+            *p++ = hex[ch >> 4];
+            *p++ = hex[ch & 0xf];
+        }
+    }
+    *p = '\0';
+    path->len = p - path->data;
+    return NGX_OK;
+}
+
+/* zklock's callback: records, posts, never acts. */
+static void zn_on_lock(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
+                       void *arg)
+{
+    ngx_http_zklock_req_t *st = arg;
+
+    switch (ev) {
+    case ZKL_LOCK_ACQUIRED:
+        if (!zkl_lock_is_held(lk))
+            return; /* ended meanwhile: LOST follows */
+        st->waited = ngx_current_msec - st->started;
+        st->has_token = zkl_lock_token(lk, &st->token) == ZKL_OK;
+        st->phase = NGX_HTTP_ZKLOCK_GRANTED;
+        break;
+    case ZKL_LOCK_FAILED:
+        st->waited = ngx_current_msec - st->started;
+        st->err = status;
+        st->phase = NGX_HTTP_ZKLOCK_FAILED;
+        break;
+    case ZKL_LOCK_LOST:
+        st->err = status;
+        if (st->phase == NGX_HTTP_ZKLOCK_GRANTED) {
+            /* Lost before the request ran under it: as an acquire that
+             * failed. */
+            st->phase = NGX_HTTP_ZKLOCK_FAILED;
+            break;
+        }
+        if (st->phase != NGX_HTTP_ZKLOCK_HELD)
+            return;
+        st->phase = NGX_HTTP_ZKLOCK_LOST;
+        break;
+    default: /* SUSPENDED, RESTORED, QUEUED...: nothing to do */
+        return;
+    }
+    if (st->ev.timer_set)
+        ngx_del_timer(&st->ev);
+    ngx_post_event(&st->ev, &ngx_posted_events);
+}
+
+static ngx_int_t zn_unavailable(ngx_http_request_t *r,
+                                ngx_http_zklock_loc_conf_t *lcf,
+                                ngx_http_zklock_req_t *st, const char *what)
+{
+    ngx_uint_t open = lcf->unavailable == NGX_HTTP_ZKLOCK_FAIL_OPEN;
+
+    ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                  "zklock: %s: %s without the lock (zklock_unavailable %s)",
+                  what, open ? "runs" : "refused",
+                  open ? "fail_open" : "fail_closed");
+    st->why = NGX_HTTP_ZKLOCK_WHY_UNAVAILABLE;
+    st->phase = open ? NGX_HTTP_ZKLOCK_PASSED : NGX_HTTP_ZKLOCK_REFUSED;
+    return open ? NGX_DECLINED : NGX_HTTP_SERVICE_UNAVAILABLE;
+}
+
+/* What a request whose acquire failed does: err says why. */
+static ngx_int_t zn_failed(ngx_http_request_t *r,
+                           ngx_http_zklock_loc_conf_t *lcf,
+                           ngx_http_zklock_req_t *st)
+{
+    zkl_client_t *c = ngx_http_zklock_client();
+    zkl_conn_event_t state = zkl_client_state(c);
+
+    if (st->lk != NULL) {
+        zkl_lock_free(st->lk);
+        st->lk = NULL;
+    }
+    /* A deadline that passed while the session was not connected, or an
+     * acquire that the session's end cut off: ZooKeeper was not there. */
+    if ((st->err == ZKL_ETIMEDOUT &&
+         state != ZKL_CONN_CONNECTED && state != ZKL_CONN_RECONNECTED) ||
+        st->err == ZKL_ECLOSED || st->err == ZKL_ESESSION ||
+        st->err == ZKL_ECONNLOSS || st->err == ZKL_EAUTH ||
+        st->err == ZKL_ETLS)
+        return zn_unavailable(r, lcf, st, zkl_strerror(st->err));
+    if (st->err == ZKL_ETIMEDOUT) {
+        st->why = NGX_HTTP_ZKLOCK_WHY_TIMEOUT;
+        if (lcf->on_timeout == NGX_HTTP_ZKLOCK_TIMEOUT_PASS) {
+            ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                          "zklock: no lock within %M ms: runs without it "
+                          "(on_timeout=pass)", lcf->timeout);
+            st->phase = NGX_HTTP_ZKLOCK_PASSED;
+            return NGX_DECLINED;
+        }
+        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                      "zklock: no lock within %M ms: 503", lcf->timeout);
+        st->phase = NGX_HTTP_ZKLOCK_REFUSED;
+        return NGX_HTTP_SERVICE_UNAVAILABLE;
+    }
+    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                  "zklock: the acquire failed: %s (%s)",
+                  zkl_strerror(st->err), zkl_err_name(st->err));
+    st->why = NGX_HTTP_ZKLOCK_WHY_ERROR;
+    st->phase = NGX_HTTP_ZKLOCK_REFUSED;
+    return NGX_HTTP_INTERNAL_SERVER_ERROR;
+}
+
+/* The record's event: a zklock answer (posted) or the backstop timer. */
+static void zn_event(ngx_event_t *ev)
+{
+    ngx_http_zklock_req_t *st = ev->data;
+    ngx_http_request_t *r = st->r;
+    ngx_connection_t *c = r->connection;
+    ngx_http_zklock_loc_conf_t *lcf;
+    ngx_int_t rc;
+
+    ngx_http_set_log_request(c->log, r);
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_zklock_module);
+    if (ev->timedout) {
+        ev->timedout = 0;
+        if (st->phase != NGX_HTTP_ZKLOCK_WAITING)
+            return;
+        ngx_log_error(NGX_LOG_ERR, c->log, 0,
+                      "zklock: no answer %M ms past the deadline",
+                      (ngx_msec_t)ZN_BACKSTOP_MS);
+        st->err = ZKL_ETIMEDOUT;
+        st->phase = NGX_HTTP_ZKLOCK_FAILED;
+    }
+    switch (st->phase) {
+    case NGX_HTTP_ZKLOCK_GRANTED:
+        st->phase = NGX_HTTP_ZKLOCK_HELD;
+        zn_count(st, 2);
+        if (lcf->cache && ngx_http_zklock_cache_fresh(r, lcf, NULL) == NGX_OK) {
+            /* Another request of this nginx fetched it while this one
+             * waited: a hit now, nothing to serialize. */
+            zkl_lock_free(st->lk);
+            st->lk = NULL;
+            st->phase = NGX_HTTP_ZKLOCK_FRESH;
+            zn_count(st, 0);
+        }
+        rc = NGX_DECLINED;
+        break;
+    case NGX_HTTP_ZKLOCK_FAILED:
+        zn_count(st, 0);
+        rc = zn_failed(r, lcf, st);
+        break;
+    case NGX_HTTP_ZKLOCK_LOST:
+        /* The content phase runs (an upstream request, perhaps half a
+         * response sent): all that is safe is to stop it. */
+        ngx_log_error(NGX_LOG_ERR, c->log, 0,
+                      "zklock: the lock \"%s\" was lost while the request "
+                      "held it (%s): the request is aborted",
+                      st->lk ? zkl_lock_path(st->lk) : "?",
+                      zkl_strerror(st->err));
+        ngx_http_finalize_request(r, NGX_ERROR);
+        ngx_http_run_posted_requests(c);
+        return;
+    default:
+        return;
+    }
+    r->read_event_handler = ngx_http_block_reading;
+    if (rc == NGX_DECLINED) {
+        r->write_event_handler = ngx_http_core_run_phases;
+        ngx_http_core_run_phases(r);
+    } else {
+        ngx_http_finalize_request(r, rc);
+    }
+    ngx_http_run_posted_requests(c);
+}
+
+ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
+{
+    ngx_http_zklock_loc_conf_t *lcf;
+    ngx_http_zklock_req_t *st;
+    zkl_client_t *c;
+    zkl_conn_event_t state;
+    ngx_str_t key, path;
+    ngx_int_t rc;
+    int zrc;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_zklock_module);
+    if (lcf->set != 1 || r != r->main)
+        return NGX_DECLINED;
+    st = ngx_http_zklock_find(r);
+    if (st != NULL) /* one lock a request: an internal redirect keeps it */
+        return st->phase == NGX_HTTP_ZKLOCK_WAITING ||
+                       st->phase == NGX_HTTP_ZKLOCK_GRANTED ||
+                       st->phase == NGX_HTTP_ZKLOCK_FAILED ||
+                       st->phase == NGX_HTTP_ZKLOCK_LOST
+                   ? NGX_AGAIN
+                   : NGX_DECLINED;
+    if ((st = zn_record(r)) == NULL)
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    if (ngx_http_complex_value(r, lcf->key, &key) != NGX_OK)
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    rc = ngx_http_zklock_lock_path(r, lcf, &key, &path);
+    if (rc == NGX_ERROR)
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    if (rc == NGX_DECLINED) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "zklock: the key is %s (%uz bytes)",
+                      key.len == 0 ? "empty" : "too long", key.len);
+        st->why = NGX_HTTP_ZKLOCK_WHY_ERROR;
+        st->phase = NGX_HTTP_ZKLOCK_REFUSED;
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (lcf->cache && ngx_http_zklock_cache_fresh(r, lcf, &key) == NGX_OK) {
+        st->phase = NGX_HTTP_ZKLOCK_FRESH;
+        return NGX_DECLINED;
+    }
+    c = ngx_http_zklock_client();
+    if (c == NULL)
+        return zn_unavailable(r, lcf, st, "no zklock_servers");
+    /* Not connected now, after having been: ZooKeeper is away (a worker
+     * that has not connected yet lets the request wait its timeout). */
+    state = zkl_client_state(c);
+    if (state == ZKL_CONN_AUTH_FAILED ||
+        (state == ZKL_CONN_SUSPENDED && ngx_http_zklock_ever_connected()))
+        return zn_unavailable(r, lcf, st, "the session is not connected");
+    zrc = zkl_lock_new_kind(&st->lk, c, (const char *)path.data,
+                            lcf->shared ? ZKL_KIND_READ : ZKL_KIND_WRITE,
+                            zn_on_lock, st);
+    if (zrc == ZKL_OK) {
+        st->started = ngx_current_msec;
+        zrc = zkl_lock_acquire(st->lk, (long)lcf->timeout);
+    }
+    if (zrc != ZKL_OK) {
+        st->err = zrc;
+        st->phase = NGX_HTTP_ZKLOCK_FAILED;
+        return zn_failed(r, lcf, st);
+    }
+    st->phase = NGX_HTTP_ZKLOCK_WAITING;
+    zn_count(st, 1);
+    ngx_add_timer(&st->ev, lcf->timeout + ZN_BACKSTOP_MS);
+    /* A client that goes away while its request waits ends the request
+     * (499), and with it the wait. */
+    r->read_event_handler = ngx_http_test_reading;
+    return NGX_AGAIN;
+}

@@ -1,0 +1,416 @@
+#!/usr/bin/env bash
+# ngx_http_zklock_module in Debian's own nginx: three nginx instances
+# (two workers each, so six sessions) on loopback ports in front of one
+# slow origin that counts, per key, the requests that overlap
+# (test/nginx-origin.c), and a ZooKeeper server of this script's own (it
+# is stopped in one check). Concurrent clients (test/nginx-load.py) go
+# through all three instances. What must hold:
+#   - zklock KEY: the requests of one key never overlap at the origin,
+#     and their fencing tokens only grow;
+#   - zklock KEY shared beside zklock KEY: readers together, a writer
+#     alone (and readers do share);
+#   - zklock_cache_lock: one fetch of a key at the origin at a time, and
+#     one per instance per expiry; hits do not wait;
+#   - a client that goes away while waiting takes its node with it;
+#   - a worker killed with SIGKILL mid-hold lets the next request through
+#     once its session ends;
+#   - nginx -s reload under load loses no request and leaves no node;
+#   - ZooKeeper stopped: zklock_unavailable fail_open runs the request,
+#     fail_closed answers 503; back, the locks work again;
+#   - bad configurations are refused by nginx -t, saying why;
+#   - valgrind on a single-process nginx: no error in the module's code.
+#
+# Needs the module (a build configured with nginx-dev: nginx-module/)
+# and nginx; skips, saying why, unless ZKL_TEST_REQUIRE_NGINX is set.
+set -u
+SUITE=nginx
+ZKL_TEST_HOSTS=${ZKL_TEST_HOSTS:-unused}
+. "$(dirname "$0")/lib.sh"
+zk=$top_srcdir/test/zkserver.sh
+module=$top_builddir/nginx-module/ngx_http_zklock_module.so
+origin_bin=$top_builddir/test/zkl-nginx-origin
+load=$top_srcdir/test/nginx-load.py
+NGINX=${ZKL_TEST_NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
+
+why=
+[ -f "$module" ] || why="no $module (configure found no nginx-dev)"
+[ -x "$NGINX" ] || why="no nginx binary (apt-get install nginx)"
+[ -x "$origin_bin" ] || why="no $origin_bin (libevent_extra)"
+if [ -n "$why" ]; then
+    if [ -n "${ZKL_TEST_REQUIRE_NGINX:-}" ]; then
+        echo "FAIL: $SUITE/build ($why, and ZKL_TEST_REQUIRE_NGINX is set)"
+        failed=1
+    else
+        skip suite "$why"
+    fi
+    finish
+    exit
+fi
+export LD_LIBRARY_PATH=$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+free_port() {
+    local p
+    for _ in $(seq 200); do
+        p=$((10000 + RANDOM % 22000))
+        ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+cleanup() {
+    local d
+    for d in "$tmp"/n*; do
+        [ -s "$d/nginx.pid" ] && kill -9 "$(cat "$d/nginx.pid")" 2>/dev/null
+        pkill -9 -f "nginx: worker process.*" -P "$(cat "$d/nginx.pid" 2>/dev/null || echo 0)" 2>/dev/null
+    done
+    pkill -9 -f "$tmp/" 2>/dev/null
+    "$zk" kill "$tmp/zk" >/dev/null 2>&1 || true
+}
+trap 'cleanup; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+
+zkh=$("$zk" start "$tmp/zk") || { echo "FAIL: $SUITE/zookeeper (could not start it)"; echo "0 passed, 1 failed"; exit 1; }
+oport=$(free_port)
+"$origin_bin" "$oport" >"$tmp/origin.log" 2>&1 &
+origin_pid=$!
+O=127.0.0.1:$oport
+for _ in $(seq 50); do grep -q ready "$tmp/origin.log" && break; sleep 0.1; done
+
+# conf N PORT [EXTRA-HTTP-LINES]: instance N's nginx.conf.
+conf() {
+    local n=$1 port=$2 d=$tmp/n$1
+    mkdir -p "$d/logs" "$d/tmp" "$d/cache"
+    cat >"$d/nginx.conf" <<EOF
+load_module $module;
+worker_processes ${ZKL_NGINX_WORKERS:-2};
+error_log $d/logs/error.log info;
+pid $d/nginx.pid;
+user root;
+events { worker_connections 8192; }
+http {
+    log_format zk '\$request_uri \$status \$zklock_status \$zklock_wait_ms \$zklock_token';
+    access_log $d/logs/access.log zk;
+    zklock_servers $zkh;
+    zklock_session_timeout 4s;
+    client_body_temp_path $d/tmp; proxy_temp_path $d/tmp;
+    fastcgi_temp_path $d/tmp; uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
+    proxy_cache_path $d/cache keys_zone=c$n:1m;
+    proxy_http_version 1.1;
+    proxy_set_header Connection "";
+    upstream origin { server $O; keepalive 64; }
+    ${3:-}
+    server {
+        listen 127.0.0.1:$port;
+        add_header X-Zklock-Status \$zklock_status always;
+        add_header X-Zklock-Wait \$zklock_wait_ms always;
+        location ~ ^/w(?<k>/.*)\$ {
+            zklock \$k timeout=30s;
+            proxy_set_header X-Lock-Key \$k;
+            proxy_set_header X-Fencing-Token \$zklock_token;
+            proxy_pass http://origin;
+        }
+        location ~ ^/r(?<k>/.*)\$ {
+            zklock \$k shared timeout=30s;
+            proxy_set_header X-Lock-Key \$k;
+            proxy_set_header X-Lock-Mode read;
+            proxy_pass http://origin;
+        }
+        location /c/ {
+            proxy_cache c$n;
+            proxy_cache_key \$scheme\$proxy_host\$request_uri;
+            zklock_cache_lock \$scheme\$proxy_host\$request_uri timeout=30s;
+            proxy_set_header X-Lock-Key \$uri;
+            proxy_set_header X-Instance n$n;
+            proxy_pass http://origin;
+        }
+        # The controls: the same without the locks.
+        location ~ ^/u(?<k>/.*)\$ {
+            proxy_set_header X-Lock-Key \$k;
+            proxy_pass http://origin;
+        }
+        location /nc/ {
+            proxy_cache c$n;
+            proxy_cache_key \$scheme\$proxy_host\$request_uri;
+            proxy_set_header X-Lock-Key \$uri;
+            proxy_set_header X-Instance n$n;
+            proxy_pass http://origin;
+        }
+        location /open/ {
+            zklock \$uri timeout=3s;
+            zklock_unavailable fail_open;
+            proxy_pass http://origin;
+        }
+        location /closed/ {
+            zklock \$uri timeout=3s;
+            proxy_pass http://origin;
+        }
+        location = /status { zklock_status; }
+    }
+}
+EOF
+}
+
+ports=()
+for n in 1 2 3; do
+    ports[n]=$(free_port)
+    conf "$n" "${ports[n]}"
+    "$NGINX" -p "$tmp/n$n" -c "$tmp/n$n/nginx.conf" || {
+        echo "FAIL: $SUITE/start (nginx $n would not start)"; tail -5 "$tmp/n$n/logs/error.log"
+        echo "0 passed, 1 failed"; exit 1; }
+done
+T=127.0.0.1:${ports[1]},127.0.0.1:${ports[2]},127.0.0.1:${ports[3]}
+
+stats() { curl -s "http://$O/__stats"; }
+stat_field() { stats | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+reset_origin() { curl -s "http://$O/__reset" >/dev/null; }
+jfield() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
+
+# Every worker of every instance connected: a request to /status lands
+# on either worker of an instance, so ask until each pid said so.
+all_connected() {
+    local n i out pids
+    for n in 1 2 3; do
+        pids=""
+        for i in $(seq 100); do
+            out=$(curl -s "http://127.0.0.1:${ports[n]}/status")
+            case $out in *CONNECTED*) pids="$pids $(jfield "$out" pid)" ;; esac
+            [ "$(echo "$pids" | tr ' ' '\n' | sort -u | grep -c .)" -ge "${ZKL_NGINX_WORKERS:-2}" ] && break
+            sleep 0.05
+        done
+        [ "$(echo "$pids" | tr ' ' '\n' | sort -u | grep -c .)" -ge "${ZKL_NGINX_WORKERS:-2}" ] || {
+            echo "instance $n: not every worker connected ($pids)"; return 1; }
+    done
+}
+
+# The lock nodes left under the module's prefix, through zklock ls.
+nodes_left() {
+    local k total=0 c
+    for k in "$@"; do
+        c=$("$ZKLOCK" ls -s "$zkh" "/zklock/nginx/$k" 2>/dev/null | wc -l)
+        total=$((total + c))
+    done
+    echo "$total"
+}
+
+keys_of() { local i; for i in $(seq 0 $(($1 - 1))); do printf '%%2Fk%s ' "$i"; done; }
+
+t_config_errors() {
+    local rc=0
+    try_conf() { # what, a word the message must hold, http lines, location lines
+        cat >"$tmp/bad.conf" <<EOF
+load_module $module;
+error_log $tmp/bad.log;
+pid $tmp/bad.pid;
+events {}
+http { $3 server { listen 127.0.0.1:1; location / { $4 } } }
+EOF
+        if out=$("$NGINX" -t -q -c "$tmp/bad.conf" 2>&1); then
+            echo "accepted: $1"; rc=1
+        elif ! echo "$out" | grep -qF -- "$2"; then
+            echo "no word of \"$2\" for $1: $out"; rc=1
+        fi
+    }
+    try_conf "a bad server list" zklock_servers "zklock_servers 'a b c';" ""
+    try_conf "a second zklock_servers" duplicate "zklock_servers 127.0.0.1:1; zklock_servers 127.0.0.1:2;" ""
+    try_conf "a short session" zklock_session_timeout "zklock_session_timeout 100ms;" ""
+    try_conf "two locks" duplicate "" "zklock \$uri; zklock_cache_lock \$uri;"
+    try_conf "timeout=0" "zklock: invalid parameter \"timeout=0\"" "" "zklock \$uri timeout=0;"
+    try_conf "an unknown parameter" "zklock: invalid parameter \"sharde\"" "" "zklock \$uri sharde;"
+    try_conf "shared on a cache lock" "zklock_cache_lock: invalid parameter \"shared\"" "" "zklock_cache_lock \$uri shared;"
+    try_conf "a prefix with //" "zklock_prefix" "zklock_prefix /a//b;" ""
+    try_conf "a prefix ending in /" "ends with '/'" "zklock_prefix /a/;" ""
+    try_conf "a relative prefix" "zklock_prefix" "zklock_prefix a;" ""
+    try_conf "a bad unavailable mode" "invalid value \"maybe\"" "zklock_unavailable maybe;" ""
+    try_conf "zklock_status with an argument" "zklock_status" "" "zklock_status on;"
+    # And a good one passes.
+    cat >"$tmp/good.conf" <<EOF
+load_module $module;
+error_log $tmp/good.log;
+pid $tmp/good.pid;
+events {}
+http { zklock_servers $zkh; zklock_prefix /x/y;
+  server { listen 127.0.0.1:1; location / { zklock \$uri shared timeout=2s on_timeout=pass; } } }
+EOF
+    "$NGINX" -t -q -c "$tmp/good.conf" || rc=1
+    return $rc
+}
+
+t_exclusive_across_fleet() {
+    local out
+    reset_origin
+    out=$(python3 "$load" --targets "$T" --path '/w/k{key}?delay_ms=20' \
+        --keys 30 --requests 600 --concurrency 300) || return 1
+    echo "load: $out"; echo "origin: $(stats)"
+    [ "$(jfield "$out" ok)" = 600 ] || return 1
+    [ "$(stat_field max_overlap)" = 1 ] || return 1
+    [ "$(stat_field conflicts)" = 0 ] || return 1
+    [ "$(stat_field token_regressions)" = 0 ] || return 1
+    [ "$(stat_field requests)" = 600 ] || return 1
+    # shellcheck disable=SC2046
+    [ "$(nodes_left $(keys_of 30))" = 0 ]
+}
+
+t_readers_share_writer_alone() {
+    local r w
+    reset_origin
+    python3 "$load" --targets "$T" --path '/r/rw{key}?delay_ms=30' \
+        --keys 5 --requests 400 --concurrency 200 >"$tmp/r.json" &
+    r=$!
+    python3 "$load" --targets "$T" --path '/w/rw{key}?delay_ms=10' \
+        --keys 5 --requests 60 --concurrency 30 >"$tmp/w.json" &
+    w=$!
+    wait_ok $r $w || return 1
+    echo "readers: $(cat "$tmp/r.json")"; echo "writers: $(cat "$tmp/w.json")"
+    echo "origin: $(stats)"
+    [ "$(jfield "$(cat "$tmp/r.json")" ok)" = 400 ] || return 1
+    [ "$(jfield "$(cat "$tmp/w.json")" ok)" = 60 ] || return 1
+    [ "$(stat_field conflicts)" = 0 ] || return 1
+    # Readers did run together (a read lock that excluded would pass the
+    # conflict check too).
+    [ "$(stat_field max_readers)" -gt 1 ]
+}
+
+t_cache_lock_one_fetch() {
+    local out req
+    reset_origin
+    out=$(python3 "$load" --targets "$T" --path '/c/k{key}?delay_ms=50&max_age=2' \
+        --keys 20 --seconds 6 --concurrency 120) || return 1
+    echo "load: $out"; echo "origin: $(stats)"
+    [ "$(jfield "$out" sent)" = "$(jfield "$out" ok)" ] || return 1
+    [ "$(stat_field max_overlap)" = 1 ] || return 1
+    [ "$(stat_field early_refetches)" = 0 ] || return 1
+    # Hits: far fewer fetches than requests (20 keys, 3 instances, 6 s at
+    # 2 s of validity: some 200 fetches at most, against thousands).
+    req=$(stat_field requests)
+    [ "$req" -gt 0 ] && [ "$req" -lt $(( $(jfield "$out" sent) / 4 )) ]
+}
+
+# A request that waits behind a slow holder, whose client goes away:
+# its node goes too.
+# The origin's counts can fail the checks above: without the locks, the
+# same loads overlap there.
+t_controls_overlap() {
+    reset_origin
+    python3 "$load" --targets "$T" --path '/u/k{key}?delay_ms=20' \
+        --keys 30 --requests 600 --concurrency 300 >/dev/null || return 1
+    echo "unlocked: $(stats)"
+    [ "$(stat_field max_overlap)" -gt 1 ] || return 1
+    reset_origin
+    python3 "$load" --targets "$T" --path '/nc/k{key}?delay_ms=50&max_age=2' \
+        --keys 20 --seconds 3 --concurrency 120 >/dev/null || return 1
+    echo "cache without zklock_cache_lock: $(stats)"
+    [ "$(stat_field max_overlap)" -gt 1 ]
+}
+
+t_client_gone_while_waiting() {
+    local holder
+    curl -s -o /dev/null "http://127.0.0.1:${ports[1]}/w/gone?delay_ms=3000" &
+    holder=$!
+    sleep 0.5
+    curl -s -m 1 -o /dev/null "http://127.0.0.1:${ports[2]}/w/gone" && { echo "waiter got through"; return 1; }
+    # The waiter's node went with its request: the holder's alone is left.
+    for _ in $(seq 30); do
+        [ "$(nodes_left %2Fgone)" = 1 ] && break
+        sleep 0.1
+    done
+    [ "$(nodes_left %2Fgone)" = 1 ] || { echo "contenders: $(nodes_left %2Fgone)"; return 1; }
+    wait_ok $holder || return 1
+    for _ in $(seq 30); do [ "$(nodes_left %2Fgone)" = 0 ] && return 0; sleep 0.1; done
+    echo "nodes left: $(nodes_left %2Fgone)"; return 1
+}
+
+# A worker killed mid-hold: its session ends (4 s), and the next request
+# of the key, through another instance, then gets the lock.
+t_worker_killed_mid_hold() {
+    local holder w h
+    reset_origin
+    curl -s -o /dev/null "http://127.0.0.1:${ports[1]}/w/killed?delay_ms=1500" &
+    holder=$!
+    for _ in $(seq 50); do [ "$(nodes_left %2Fkilled)" = 1 ] && break; sleep 0.05; done
+    # The worker that holds it: the one with a request in flight.
+    for w in $(pgrep -P "$(cat "$tmp/n1/nginx.pid")"); do kill -9 "$w"; done
+    wait $holder
+    h=$(curl -s -o /dev/null -D - -m 30 "http://127.0.0.1:${ports[2]}/w/killed" | tr -d '\r')
+    echo "$h"
+    echo "$h" | grep -q '^HTTP/1.1 200' || return 1
+    echo "$h" | grep -q '^X-Zklock-Status: acquired' || return 1
+    echo "origin: $(stats)"
+    [ "$(stat_field conflicts)" = 0 ] || return 1
+    all_connected # the master started new workers, with new sessions
+}
+
+t_reload_under_load() {
+    local l n out
+    reset_origin
+    python3 "$load" --targets "$T" --path '/w/rl{key}?delay_ms=10' \
+        --keys 20 --requests 1500 --concurrency 100 >"$tmp/rl.json" &
+    l=$!
+    sleep 1
+    for n in 1 2 3 1 2 3; do
+        "$NGINX" -p "$tmp/n$n" -c "$tmp/n$n/nginx.conf" -s reload || return 1
+        sleep 0.5
+    done
+    wait_ok $l || return 1
+    out=$(cat "$tmp/rl.json")
+    echo "load: $out"; echo "origin: $(stats)"
+    [ "$(jfield "$out" ok)" = 1500 ] || return 1
+    [ "$(stat_field conflicts)" = 0 ] || return 1
+    # The old workers drained and left; their sessions closed with them.
+    for _ in $(seq 100); do
+        [ "$(pgrep -f 'nginx: worker process is shutting down' | wc -l)" = 0 ] && break
+        sleep 0.1
+    done
+    # shellcheck disable=SC2046
+    n=$(nodes_left $(for i in $(seq 0 19); do printf '%%2Frl%s ' "$i"; done))
+    [ "$n" = 0 ] || { echo "nodes left: $n"; return 1; }
+    all_connected
+}
+
+t_zookeeper_stopped() {
+    local h i
+    "$zk" stop "$tmp/zk" >/dev/null || return 1
+    # Every worker sees its connection go (a read error at once).
+    for i in $(seq 100); do
+        h=$(curl -s -o /dev/null -D - "http://127.0.0.1:${ports[1]}/closed/z" | tr -d '\r')
+        echo "$h" | grep -q '^HTTP/1.1 503' && break
+        sleep 0.1
+    done
+    echo "$h" | grep -q '^HTTP/1.1 503' || { echo "fail_closed: $h"; return 1; }
+    echo "$h" | grep -q '^X-Zklock-Status: refused:unavailable' || { echo "$h"; return 1; }
+    h=$(curl -s -o /dev/null -D - "http://127.0.0.1:${ports[1]}/open/z" | tr -d '\r')
+    echo "$h" | grep -q '^HTTP/1.1 200' || { echo "fail_open: $h"; return 1; }
+    echo "$h" | grep -q '^X-Zklock-Status: passed:unavailable' || { echo "$h"; return 1; }
+    "$zk" start "$tmp/zk" >/dev/null || return 1
+    all_connected || return 1
+    h=$(curl -s -o /dev/null -D - "http://127.0.0.1:${ports[3]}/closed/z" | tr -d '\r')
+    echo "$h" | grep -q '^X-Zklock-Status: acquired' || { echo "after: $h"; return 1; }
+}
+
+t_key_escaping() {
+    local holder l
+    curl -s -o /dev/null "http://127.0.0.1:${ports[1]}/w/a%20b/.../c?delay_ms=1500" &
+    holder=$!
+    for _ in $(seq 30); do
+        l=$("$ZKLOCK" ls -s "$zkh" /zklock/nginx 2>/dev/null)
+        echo "$l" | grep -q '%2Fa%20b%2F...%2Fc' && break
+        sleep 0.1
+    done
+    "$ZKLOCK" ls -s "$zkh" "/zklock/nginx/%2Fa%20b%2F...%2Fc" | grep -q . || {
+        echo "no lock at /zklock/nginx/%2Fa%20b%2F...%2Fc"; return 1; }
+    wait_ok $holder
+}
+
+check config_errors t_config_errors
+all_connected >"$tmp/conn" 2>&1 || { echo "FAIL: $SUITE/connect"; cat "$tmp/conn"; failed=$((failed + 1)); }
+check exclusive_across_fleet t_exclusive_across_fleet
+check readers_share_writer_alone t_readers_share_writer_alone
+check cache_lock_one_fetch t_cache_lock_one_fetch
+check controls_overlap t_controls_overlap
+check client_gone_while_waiting t_client_gone_while_waiting
+check key_escaping t_key_escaping
+check worker_killed_mid_hold t_worker_killed_mid_hold
+check reload_under_load t_reload_under_load
+check zookeeper_stopped t_zookeeper_stopped
+# No worker crashed in all this (killed ones were killed by the test).
+check no_crash sh -c "! grep -E 'exited on signal (11|6|7|8)|\[alert\].*open socket' $tmp/n*/logs/error.log"
+kill "$origin_pid" 2>/dev/null
+finish
