@@ -25,9 +25,16 @@
  * Ownership: the adapter's state (the connection's record, one timer
  * event) is allocated with zkl_malloc() and freed by zkl_client_free().
  * The log is the caller's and must outlive the client (a cycle's log
- * does). Built against the nginx it is loaded into (its headers and
- * objs/ngx_auto_config.h): include <ngx_config.h>, <ngx_core.h> and
- * <ngx_event.h> before this header. */
+ * does). Include <ngx_config.h>, <ngx_core.h> and <ngx_event.h> before
+ * this header.
+ *
+ * The adapter is compiled by nginx's own module build, against the nginx
+ * that loads it (nginx's struct layouts are its ABI), so it comes as a
+ * static library, libzklock-nginx.a, to link into a module.
+ * ngx_http_zklock_module (nginx/ in zklock's sources) is a complete
+ * module built on it: one client per worker, requests suspended in the
+ * precontent phase until their lock is granted, and the lock's callbacks
+ * turned into posted nginx events. */
 #ifndef ZKLOCK_NGINX_H
 #define ZKLOCK_NGINX_H
 
@@ -41,7 +48,7 @@ extern "C" {
  * the adapter's own errors (an event module that refused the socket).
  * Errors: ZKL_EINVAL (NULL), ZKL_EBUSY (already attached), ZKL_ENOMEM,
  * ZKL_ECLOSED. */
-int zkl_nginx_attach(zkl_client_t *c, ngx_log_t *log);
+ZKL_EXTERN int zkl_nginx_attach(zkl_client_t *c, ngx_log_t *log);
 
 #ifdef __cplusplus
 }

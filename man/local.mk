@@ -29,6 +29,7 @@ MAN3_IN = \
 	man/zkl_libev_attach.3.in \
 	man/zkl_glib_attach.3.in \
 	man/zkl_sdevent_attach.3.in \
+	man/zkl_nginx_attach.3.in \
 	man/zkl_poll_attach.3.in
 
 MAN3_OUT = \
@@ -49,12 +50,14 @@ MAN3_OUT = \
 	man/zkl_libev_attach.3 \
 	man/zkl_glib_attach.3 \
 	man/zkl_sdevent_attach.3 \
+	man/zkl_nginx_attach.3 \
 	man/zkl_poll_attach.3
 
 # Every header, whether its adapter is built or not: a page of each.
 MAN3_HDRS = include/zklock.h include/zklock_poll.h \
 	include/zklock_libevent.h include/zklock_libuv.h \
-	include/zklock_libev.h include/zklock_glib.h include/zklock_sdevent.h
+	include/zklock_libev.h include/zklock_glib.h include/zklock_sdevent.h \
+	include/zklock_nginx.h
 
 EXTRA_DIST += man/gen-man.py $(MAN3_IN) man/aliases.sh \
 	test/test-man.sh test/test-examples.sh test/example-prelude.h
