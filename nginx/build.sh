@@ -29,10 +29,12 @@ cp -a "$ngx" "$out/src"
 cd "$out/src"
 # shellcheck disable=SC1091
 . ./conf_flags
-cflags="-g ${ZKL_NGINX_OPT:--O2} -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers"
+# ZKL_NGINX_CFLAGS / ZKL_NGINX_LDFLAGS: the build's own (make passes its
+# CFLAGS, a package build's hardening among them, and the sanitizers').
+cflags="-g -O2 ${ZKL_NGINX_CFLAGS:-} -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers"
 ZKLOCK_INCS="$bld/include" \
 ZKLOCK_LIBS="-L$bld/.libs -lzklock" \
-    ./configure --with-cc-opt="$cflags" --with-ld-opt="-fPIC" \
+    ./configure --with-cc-opt="$cflags" --with-ld-opt="${ZKL_NGINX_LDFLAGS:-} -fPIC" \
     "${NGX_CONF_FLAGS[@]}" --add-dynamic-module="$src/nginx" \
     --builddir="$out/objs" >"$out/configure.log" 2>&1 || {
         tail -30 "$out/configure.log" >&2
