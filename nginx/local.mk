@@ -16,7 +16,7 @@ pkgconfig_DATA += adapters/zklock-nginx.pc
 NGINX_ALL = nginx-module/ngx_http_zklock_module.so
 
 nginx-module/ngx_http_zklock_module.so: libzklock.la $(NGINX_MODULE_FILES) include/zklock_version.h
-	ZKL_NGINX_CFLAGS="$(CFLAGS) $(NGINX_MODULE_CFLAGS)" \
+	ZKL_NGINX_CFLAGS="$(CPPFLAGS) $(CFLAGS) $(NGINX_MODULE_CFLAGS)" \
 	ZKL_NGINX_LDFLAGS="$(LDFLAGS) $(NGINX_MODULE_LDFLAGS)" \
 	  bash $(srcdir)/nginx/build.sh $(srcdir) $(builddir) nginx-module $(NGINX_SRC) >/dev/null
 

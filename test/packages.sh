@@ -188,6 +188,54 @@ cli() {
 }
 step cli cli
 
+# The nginx module, as Debian's nginx modules are: installed with nginx,
+# enabled through /etc/nginx/modules-enabled, loaded by the package's
+# own nginx; a request through it holds a lock (its token comes back in
+# a header) and leaves no node.
+nginx_module() {
+    local port answer
+    apt_install libnginx-mod-http-zklock || return 1
+    inroot test -e /etc/nginx/modules-enabled/50-mod-http-zklock.conf || {
+        echo "not enabled:"; ls -l "$root/etc/nginx/modules-enabled"; return 1; }
+    port=$((20000 + RANDOM % 10000))
+    mkdir -p "$root/zklock-ex/www/w" && echo held >"$root/zklock-ex/www/w/k"
+    cat >"$root/zklock-ex/nginx.conf" <<EOF
+include /etc/nginx/modules-enabled/*.conf;
+error_log /zklock-ex/nginx-error.log info;
+pid /zklock-ex/nginx.pid;
+events {}
+http {
+    access_log off;
+    zklock_servers $H;
+    server {
+        listen 127.0.0.1:$port;
+        root /zklock-ex/www;
+        add_header X-Zklock-Token \$zklock_token always;
+        location /w/ { zklock \$uri timeout=5s; }
+    }
+}
+EOF
+    inroot nginx -t -c /zklock-ex/nginx.conf || return 1
+    inroot nginx -c /zklock-ex/nginx.conf || return 1
+    for _ in $(seq 50); do
+        answer=$( (exec 3<>"/dev/tcp/127.0.0.1/$port" &&
+                   printf 'GET /w/k HTTP/1.0\r\n\r\n' >&3 && cat <&3) 2>/dev/null)
+        [ -n "$answer" ] && break
+        sleep 0.1
+    done
+    inroot nginx -c /zklock-ex/nginx.conf -s quit
+    echo "$answer"
+    cat "$root/zklock-ex/nginx-error.log"
+    echo "$answer" | grep -q '^X-Zklock-Token: [0-9]' || return 1
+    echo "$answer" | grep -q '^held' || return 1
+    for _ in $(seq 50); do
+        [ ! -e "$root/zklock-ex/nginx.pid" ] && break
+        sleep 0.1
+    done
+    [ -z "$(inroot zklock ls -s "$H" /zklock/nginx/%2Fw%2Fk)" ]
+}
+step nginx-module nginx_module
+
 # Every page the packages install, aliases included, found by name and
 # rendered.
 manpages() {
