@@ -11,6 +11,9 @@ errors, latency p50/p99 and the wall time.
 
 --seconds S: instead of --requests, keep --concurrency requests going
 for S seconds. --header 'Name: value' (repeatable) adds headers.
+--gap-ms G: each worker pauses G ms between its requests (latency runs:
+the lock's release, sent after a response, is then done before the next
+request, as for requests that do not come back to back).
 """
 import argparse
 import asyncio
@@ -58,6 +61,8 @@ async def main():
     ap.add_argument("--method", default="GET")
     ap.add_argument("--header", action="append", default=[])
     ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--gap-ms", type=float, default=0,
+                    help="each worker's pause between two requests")
     a = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = min(hard, max(soft, a.concurrency * 2 + 64))
@@ -85,6 +90,8 @@ async def main():
                                a.timeout)
             statuses[str(st)] = statuses.get(str(st), 0) + 1
             lat.append(ms)
+            if a.gap_ms > 0:
+                await asyncio.sleep(a.gap_ms / 1000.0)
 
     t0 = time.monotonic()
     n = a.concurrency if t_end is not None else min(a.concurrency, a.requests)

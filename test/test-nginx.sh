@@ -26,16 +26,10 @@ set -u
 SUITE=nginx
 ZKL_TEST_HOSTS=${ZKL_TEST_HOSTS:-unused}
 . "$(dirname "$0")/lib.sh"
-zk=$top_srcdir/test/zkserver.sh
-module=$top_builddir/nginx-module/ngx_http_zklock_module.so
-origin_bin=$top_builddir/test/zkl-nginx-origin
+. "$top_srcdir/test/nginx-fleet.sh"
 load=$top_srcdir/test/nginx-load.py
-NGINX=${ZKL_TEST_NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 
-why=
-[ -f "$module" ] || why="no $module (configure found no nginx-dev)"
-[ -x "$NGINX" ] || why="no nginx binary (apt-get install nginx)"
-[ -x "$origin_bin" ] || why="no $origin_bin (libevent_extra)"
+why=$(fleet_check)
 if [ -n "$why" ]; then
     if [ -n "${ZKL_TEST_REQUIRE_NGINX:-}" ]; then
         echo "FAIL: $SUITE/build ($why, and ZKL_TEST_REQUIRE_NGINX is set)"
@@ -46,152 +40,11 @@ if [ -n "$why" ]; then
     finish
     exit
 fi
-export LD_LIBRARY_PATH=$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-# A sanitizer build's module (and libzklock) in Debian's nginx, which is
-# not: its runtime goes first, preloaded into nginx alone. Reports go to
-# $tmp/asan.PID (checked at the end); nginx's own memory at exit is not
-# ours to judge (no leak check).
-ngx_env=()
-asan_rt=$(ldd "$module" 2>/dev/null | awk '/libasan/ {print $3}')
-if [ -n "$asan_rt" ]; then
-    ngx_env=(LD_PRELOAD="$asan_rt"
-             ASAN_OPTIONS="detect_leaks=0:log_path=$tmp/asan:abort_on_error=1"
-             UBSAN_OPTIONS="print_stacktrace=1:log_path=$tmp/asan")
+trap 'fleet_stop; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+if ! fleet_zk || ! fleet_origin >"$tmp/fleet.log" 2>&1 ||
+    ! fleet_start 3 2 >>"$tmp/fleet.log" 2>&1; then
+    echo "FAIL: $SUITE/start"; cat "$tmp/fleet.log"; echo "0 passed, 1 failed"; exit 1
 fi
-ngx() { env "${ngx_env[@]+"${ngx_env[@]}"}" "$NGINX" "$@"; }
-
-free_port() {
-    local p
-    for _ in $(seq 200); do
-        p=$((10000 + RANDOM % 22000))
-        ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && { echo "$p"; return 0; }
-    done
-    return 1
-}
-
-cleanup() {
-    local d
-    for d in "$tmp"/n*; do
-        [ -s "$d/nginx.pid" ] && kill -9 "$(cat "$d/nginx.pid")" 2>/dev/null
-        pkill -9 -f "nginx: worker process.*" -P "$(cat "$d/nginx.pid" 2>/dev/null || echo 0)" 2>/dev/null
-    done
-    pkill -9 -f "$tmp/" 2>/dev/null
-    "$zk" kill "$tmp/zk" >/dev/null 2>&1 || true
-}
-trap 'cleanup; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-
-zkh=$("$zk" start "$tmp/zk") || { echo "FAIL: $SUITE/zookeeper (could not start it)"; echo "0 passed, 1 failed"; exit 1; }
-oport=$(free_port)
-"$origin_bin" "$oport" >"$tmp/origin.log" 2>&1 &
-origin_pid=$!
-O=127.0.0.1:$oport
-for _ in $(seq 50); do grep -q ready "$tmp/origin.log" && break; sleep 0.1; done
-
-# conf N PORT [EXTRA-HTTP-LINES]: instance N's nginx.conf.
-conf() {
-    local n=$1 port=$2 d=$tmp/n$1
-    mkdir -p "$d/logs" "$d/tmp" "$d/cache"
-    cat >"$d/nginx.conf" <<EOF
-load_module $module;
-worker_processes ${ZKL_NGINX_WORKERS:-2};
-error_log $d/logs/error.log info;
-pid $d/nginx.pid;
-user root;
-events { worker_connections 8192; }
-http {
-    log_format zk '\$request_uri \$status \$zklock_status \$zklock_wait_ms \$zklock_token';
-    access_log $d/logs/access.log zk;
-    zklock_servers $zkh;
-    zklock_session_timeout 4s;
-    client_body_temp_path $d/tmp; proxy_temp_path $d/tmp;
-    fastcgi_temp_path $d/tmp; uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
-    proxy_cache_path $d/cache keys_zone=c$n:1m;
-    proxy_http_version 1.1;
-    proxy_set_header Connection "";
-    upstream origin { server $O; keepalive 64; }
-    ${3:-}
-    server {
-        listen 127.0.0.1:$port;
-        add_header X-Zklock-Status \$zklock_status always;
-        add_header X-Zklock-Wait \$zklock_wait_ms always;
-        location ~ ^/w(?<k>/.*)\$ {
-            zklock \$k timeout=30s;
-            proxy_set_header X-Lock-Key \$k;
-            proxy_set_header X-Fencing-Token \$zklock_token;
-            proxy_pass http://origin;
-        }
-        location ~ ^/r(?<k>/.*)\$ {
-            zklock \$k shared timeout=30s;
-            proxy_set_header X-Lock-Key \$k;
-            proxy_set_header X-Lock-Mode read;
-            proxy_pass http://origin;
-        }
-        location /c/ {
-            proxy_cache c$n;
-            proxy_cache_key \$scheme\$proxy_host\$request_uri;
-            zklock_cache_lock \$scheme\$proxy_host\$request_uri timeout=30s;
-            proxy_set_header X-Lock-Key \$uri;
-            proxy_set_header X-Instance n$n;
-            proxy_pass http://origin;
-        }
-        # The controls: the same without the locks.
-        location ~ ^/u(?<k>/.*)\$ {
-            proxy_set_header X-Lock-Key \$k;
-            proxy_pass http://origin;
-        }
-        location /nc/ {
-            proxy_cache c$n;
-            proxy_cache_key \$scheme\$proxy_host\$request_uri;
-            proxy_set_header X-Lock-Key \$uri;
-            proxy_set_header X-Instance n$n;
-            proxy_pass http://origin;
-        }
-        location /open/ {
-            zklock \$uri timeout=3s;
-            zklock_unavailable fail_open;
-            proxy_pass http://origin;
-        }
-        location /closed/ {
-            zklock \$uri timeout=3s;
-            proxy_pass http://origin;
-        }
-        location = /status { zklock_status; }
-    }
-}
-EOF
-}
-
-ports=()
-for n in 1 2 3; do
-    ports[n]=$(free_port)
-    conf "$n" "${ports[n]}"
-    ngx -p "$tmp/n$n" -c "$tmp/n$n/nginx.conf" || {
-        echo "FAIL: $SUITE/start (nginx $n would not start)"; tail -5 "$tmp/n$n/logs/error.log"
-        echo "0 passed, 1 failed"; exit 1; }
-done
-T=127.0.0.1:${ports[1]},127.0.0.1:${ports[2]},127.0.0.1:${ports[3]}
-
-stats() { curl -s "http://$O/__stats"; }
-stat_field() { stats | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
-reset_origin() { curl -s "http://$O/__reset" >/dev/null; }
-jfield() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
-
-# Every worker of every instance connected: a request to /status lands
-# on either worker of an instance, so ask until each pid said so.
-all_connected() {
-    local n i out pids
-    for n in 1 2 3; do
-        pids=""
-        for i in $(seq 100); do
-            out=$(curl -s "http://127.0.0.1:${ports[n]}/status")
-            case $out in *CONNECTED*) pids="$pids $(jfield "$out" pid)" ;; esac
-            [ "$(echo "$pids" | tr ' ' '\n' | sort -u | grep -c .)" -ge "${ZKL_NGINX_WORKERS:-2}" ] && break
-            sleep 0.05
-        done
-        [ "$(echo "$pids" | tr ' ' '\n' | sort -u | grep -c .)" -ge "${ZKL_NGINX_WORKERS:-2}" ] || {
-            echo "instance $n: not every worker connected ($pids)"; return 1; }
-    done
-}
 
 # The lock nodes left under the module's prefix, through zklock ls.
 nodes_left() {
@@ -479,5 +332,4 @@ fi
 # and the sanitizers, when there, said nothing.
 check no_crash sh -c "! grep -E 'exited on signal (11|6|7|8)|\[alert\].*open socket' $tmp/n*/logs/error.log"
 [ -n "$asan_rt" ] && check sanitizers_quiet sh -c "! cat $tmp/asan.* 2>/dev/null | grep ."
-kill "$origin_pid" 2>/dev/null
 finish
