@@ -15,7 +15,7 @@ struct opts {
     int list;        /* raw --list: a listing pipelined behind each create */
     long procs;      /* --procs: that many processes, one session each */
     long leases;     /* semaphore --leases */
-    long every;      /* readmostly --write-every MS */
+    long every;      /* readmostly --write-every MS, create-latency --gap-ms */
     long rounds;     /* multilock, raw-batch --rounds R */
     long over;       /* burst --over L: the locks the waiters wait on */
     long held;       /* burst --held H: locks the program holds */

@@ -24,7 +24,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: zklock-bench SCENARIO [-s HOSTS] [--limit SECONDS] [options]\n"
             "  raw            [--pairs N] [--inflight K] [--sessions S] [--list]\n"
-            "  create-latency [--n N]\n"
+            "  create-latency [--n N] [--gap-ms MS]\n"
             "  raw-batch      [--creates N] [--rounds R] [--list]\n"
             "  serial         [--n N]\n"
             "  throughput     [--locks N] [--inflight K] [--seconds S]\n"
@@ -91,6 +91,7 @@ int main(int argc, char **argv)
         {"readers", required_argument, NULL, 'n'},
         {"leases", required_argument, NULL, 'l'},
         {"write-every", required_argument, NULL, 'w'},
+        {"gap-ms", required_argument, NULL, 'w'},
         {"creates", required_argument, NULL, 'n'},
         {"rounds", required_argument, NULL, 'R'},
         {"over", required_argument, NULL, 'o'},

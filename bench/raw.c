@@ -417,6 +417,16 @@ int bench_create_latency(const struct opts *o)
     while (r.started < n) {
         long want = r.done;
 
+        /* --gap-ms: a pause between creates, as between requests that
+         * do not come back to back (a server that sat idle answers
+         * slower: bench/nginx compares its requests with this). */
+        if (o->every > 0 && r.started > 0) {
+            uint64_t until = now_us() + (uint64_t)o->every * 1000;
+
+            while (now_us() < until)
+                pump(&r, (int)((until - now_us()) / 1000) + 1);
+        }
+
         r.t_create = now_us();
         zoo_acreate(r.zh, node, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
                     ZOO_EPHEMERAL_SEQUENTIAL, one_created, &r);

@@ -79,8 +79,7 @@ worker_processes $3;
 error_log $d/logs/error.log info;
 pid $d/nginx.pid;
 user root;
-worker_rlimit_nofile 40000;
-events { worker_connections 16384; }
+events { worker_connections 8192; }
 http {
     log_format zk '\$request_uri \$status \$zklock_status \$zklock_wait_ms \$zklock_token';
     access_log ${ZKL_NGINX_ACCESS_LOG:-$d/logs/access.log zk};
@@ -91,7 +90,8 @@ http {
     proxy_cache_path $d/cache keys_zone=c$n:1m;
     proxy_http_version 1.1;
     proxy_set_header Connection "";
-    limit_req_zone \$server_name zone=lr$n:1m rate=1r/m;
+    # (a key that is never empty: requests with an empty one pass)
+    limit_req_zone \$server_port zone=lr$n:1m rate=1r/m;
     upstream origin { server $O; keepalive 256; }
     $4
     server {
