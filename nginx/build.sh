@@ -48,8 +48,12 @@ if grep -E "warning:" "$out/make.log" | grep -E "nginx/ngx_http_zklock|adapters/
     echo "nginx/build.sh: compiler warnings in the module (above)" >&2
     exit 1
 fi
-cp "$out/objs/ngx_http_zklock_module.so" "$out/"
+# A new file moved into place, never written over the old one: an nginx
+# that has the old one loaded would crash in its next worker.
+cp "$out/objs/ngx_http_zklock_module.so" "$out/.module.so.new"
+mv -f "$out/.module.so.new" "$out/ngx_http_zklock_module.so"
 adapter=$(find "$out/objs/addon" -name nginx.o -path '*adapters*' | head -1)
-rm -f "$out/libzklock-nginx.a"
-ar rcs "$out/libzklock-nginx.a" "$adapter"
+rm -f "$out/.adapter.a.new"
+ar rcs "$out/.adapter.a.new" "$adapter"
+mv -f "$out/.adapter.a.new" "$out/libzklock-nginx.a"
 echo "$out/ngx_http_zklock_module.so"

@@ -103,6 +103,7 @@ zkl_client_t *ngx_http_zklock_client(void);
 ngx_uint_t ngx_http_zklock_ever_connected(void);
 
 ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r);
+ngx_int_t ngx_http_zklock_init_filter(void);
 ngx_http_zklock_req_t *ngx_http_zklock_find(ngx_http_request_t *r);
 ngx_int_t ngx_http_zklock_lock_path(ngx_http_request_t *r,
                                     ngx_http_zklock_loc_conf_t *lcf,

@@ -8,7 +8,9 @@
  * validity in the cache file's header. nginx keeps no validity in the
  * node for an entry that is not an error, so the header is read (a
  * small read of a file the page cache holds, as nginx's own lookup
- * does). Every doubt answers "not fresh": a request then takes the
+ * does), and only for a request the proxy will look up at all (its
+ * method cached, no proxy_cache_bypass). Every doubt answers "not
+ * fresh": a request then takes the
  * lock, which costs a round trip, never a second fetch. An entry within
  * ZN_MARGIN_S of its expiry counts as expired already, so that it cannot
  * expire between this look and the proxy's own (the lock then runs
@@ -44,9 +46,16 @@ static ngx_http_file_cache_node_t *zn_lookup(ngx_http_file_cache_t *cache,
     return NULL;
 }
 
+/* The proxy module's settings for this location: its location
+ * configuration starts with its ngx_http_upstream_conf_t, as every
+ * upstream module's does. */
+static ngx_http_upstream_conf_t *zn_upstream_conf(ngx_http_request_t *r)
+{
+    return ngx_http_get_module_loc_conf(r, ngx_http_proxy_module);
+}
+
 /* The zone: zklock_cache_lock zone=NAME, else the location's own
- * proxy_cache (the proxy module's location configuration starts with
- * its ngx_http_upstream_conf_t, as every upstream module's does). */
+ * proxy_cache. */
 static ngx_shm_zone_t *zn_zone(ngx_http_request_t *r,
                                ngx_http_zklock_loc_conf_t *lcf)
 {
@@ -54,8 +63,27 @@ static ngx_shm_zone_t *zn_zone(ngx_http_request_t *r,
 
     if (lcf->zone != NULL)
         return lcf->zone;
-    ucf = ngx_http_get_module_loc_conf(r, ngx_http_proxy_module);
+    ucf = zn_upstream_conf(r);
     return ucf != NULL ? ucf->cache_zone : NULL;
+}
+
+/* Will the proxy look in its cache at all? Not for a method it does not
+ * cache (a POST), nor when proxy_cache_bypass says so: such a request
+ * goes to the origin whatever the entry, so it must hold the lock (a
+ * review saw three bypassing requests at the origin at once, let through
+ * as "fresh"). */
+static ngx_int_t zn_will_look(ngx_http_request_t *r)
+{
+    ngx_http_upstream_conf_t *ucf = zn_upstream_conf(r);
+
+    if (ucf == NULL)
+        return NGX_OK;
+    if (!(r->method & ucf->cache_methods))
+        return NGX_DECLINED;
+    if (ucf->cache_bypass != NULL &&
+        ngx_http_test_predicates(r, ucf->cache_bypass) == NGX_DECLINED)
+        return NGX_DECLINED;
+    return NGX_OK;
 }
 
 ngx_int_t ngx_http_zklock_cache_fresh(ngx_http_request_t *r,
@@ -74,7 +102,8 @@ ngx_int_t ngx_http_zklock_cache_fresh(ngx_http_request_t *r,
     ngx_fd_t fd;
     ssize_t n;
 
-    if (zone == NULL || (cache = zone->data) == NULL || cache->sh == NULL)
+    if (zone == NULL || (cache = zone->data) == NULL || cache->sh == NULL ||
+        zn_will_look(r) != NGX_OK)
         return NGX_DECLINED;
     if (key == NULL) {
         if (ngx_http_complex_value(r, lcf->key, &k) != NGX_OK)

@@ -308,6 +308,16 @@ static char *zn_lock(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ccv.complex_value = lcf->key;
     if (ngx_http_compile_complex_value(&ccv) != NGX_OK)
         return NGX_CONF_ERROR;
+    /* The lock is taken before the proxy runs, when its variables are
+     * still empty: a key made of them names the same lock for every
+     * host, and for zklock_cache_lock it never matches the cache key. */
+    if (ngx_strlcasestrn(value[1].data, value[1].data + value[1].len,
+                         (u_char *)"$proxy_", 7 - 1) != NULL)
+        ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
+                           "%V: \"%V\" uses $proxy_ variables, which are "
+                           "empty before the proxy runs: use $host and the "
+                           "like (and the same in proxy_cache_key)",
+                           &cmd->name, &value[1]);
     lcf->cache = cache;
     lcf->timeout = cache ? 30000 : 10000;
     lcf->on_timeout =
@@ -363,5 +373,7 @@ static ngx_int_t zn_postconfiguration(ngx_conf_t *cf)
     if (h == NULL)
         return NGX_ERROR;
     *h = ngx_http_zklock_handler;
+    if (ngx_http_zklock_init_filter() != NGX_OK)
+        return NGX_ERROR;
     return ngx_http_zklock_add_variables(cf);
 }

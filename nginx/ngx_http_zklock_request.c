@@ -3,9 +3,10 @@
  * record what happened and post the record's event; the event's handler
  * acts (resume the phases, answer 503, pass without the lock, or abort
  * a request whose hold was lost), outside zklock's callback, as any
- * nginx event does. The record and its lock handle go with the request
- * (a pool cleanup): freeing the handle releases a hold or cancels a wait
- * without further callbacks. */
+ * nginx event does. The lock is let go when the response's last buffer
+ * passes (a body filter), or at the latest with the request (a pool
+ * cleanup): freeing the handle releases a hold or cancels a wait without
+ * further callbacks. */
 #include "ngx_http_zklock.h"
 
 static void zn_cleanup(void *data);
@@ -147,9 +148,11 @@ static void zn_on_lock(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         break;
     case ZKL_LOCK_LOST:
         st->err = status;
-        if (st->phase == NGX_HTTP_ZKLOCK_GRANTED) {
-            /* Lost before the request ran under it: as an acquire that
-             * failed. */
+        if (st->phase == NGX_HTTP_ZKLOCK_GRANTED ||
+            st->phase == NGX_HTTP_ZKLOCK_WAITING) {
+            /* Lost before the request ran under it (after a grant that
+             * ended before its ACQUIRED was told, too): as an acquire
+             * that failed. */
             st->phase = NGX_HTTP_ZKLOCK_FAILED;
             break;
         }
@@ -269,6 +272,15 @@ static void zn_event(ngx_event_t *ev)
                       "held it (%s): the request is aborted",
                       st->lk ? zkl_lock_path(st->lk) : "?",
                       zkl_strerror(st->err));
+        /* A reference of our own for the terminate, and the connection
+         * marked failed: the upstream's cleanup finalizes the request
+         * itself (NGX_DONE), which with only its own reference would
+         * free it, or set the connection to keepalive, under the
+         * terminate still running (a use after free, and a client left
+         * without an answer: a review reproduced both). The terminate's
+         * handler then closes request and connection. */
+        r->main->count++;
+        c->error = 1;
         ngx_http_finalize_request(r, NGX_ERROR);
         ngx_http_run_posted_requests(c);
         return;
@@ -285,6 +297,42 @@ static void zn_event(ngx_event_t *ev)
     ngx_http_run_posted_requests(c);
 }
 
+/* The lock goes when the response's last buffer passes (the content
+ * handler is done: for proxy_pass, the origin's answer is all read), not
+ * when the request's pool goes: that can be lingering_time later, for a
+ * client that keeps sending (a review kept a key locked 30 s so). The
+ * pool cleanup stays for requests that end without a last buffer. */
+static ngx_http_output_body_filter_pt zn_next_body_filter;
+
+static ngx_int_t zn_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
+{
+    ngx_http_zklock_req_t *st;
+    ngx_chain_t *cl;
+
+    if (r == r->main) {
+        for (cl = in; cl != NULL; cl = cl->next) {
+            if (!cl->buf->last_buf)
+                continue;
+            st = ngx_http_zklock_find(r);
+            if (st != NULL && st->lk != NULL &&
+                st->phase == NGX_HTTP_ZKLOCK_HELD) {
+                zkl_lock_free(st->lk);
+                st->lk = NULL;
+                zn_count(st, 0);
+            }
+            break;
+        }
+    }
+    return zn_next_body_filter(r, in);
+}
+
+ngx_int_t ngx_http_zklock_init_filter(void)
+{
+    zn_next_body_filter = ngx_http_top_body_filter;
+    ngx_http_top_body_filter = zn_body_filter;
+    return NGX_OK;
+}
+
 ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
 {
     ngx_http_zklock_loc_conf_t *lcf;
@@ -299,15 +347,32 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
     if (lcf->set != 1 || r != r->main)
         return NGX_DECLINED;
     st = ngx_http_zklock_find(r);
-    if (st != NULL) /* one lock a request: an internal redirect keeps it */
-        return st->phase == NGX_HTTP_ZKLOCK_WAITING ||
-                       st->phase == NGX_HTTP_ZKLOCK_GRANTED ||
-                       st->phase == NGX_HTTP_ZKLOCK_FAILED ||
-                       st->phase == NGX_HTTP_ZKLOCK_LOST
-                   ? NGX_AGAIN
-                   : NGX_DECLINED;
-    if ((st = zn_record(r)) == NULL)
+    if (st != NULL) {
+        switch (st->phase) {
+        case NGX_HTTP_ZKLOCK_WAITING:
+        case NGX_HTTP_ZKLOCK_GRANTED:
+        case NGX_HTTP_ZKLOCK_FAILED:
+        case NGX_HTTP_ZKLOCK_LOST:
+            return NGX_AGAIN; /* our event comes */
+        case NGX_HTTP_ZKLOCK_HELD:
+            /* One lock a request: an internal redirect keeps the one
+             * it holds (or held: released at the end of its response). */
+            return NGX_DECLINED;
+        default:
+            /* Refused, passed without it, a fresh cache entry, or none:
+             * a location reached by an internal redirect (error_page 503
+             * = @retry) asks for its own lock, or it would run unlocked
+             * beside a holder (a review reproduced that). */
+            st->phase = NGX_HTTP_ZKLOCK_NONE;
+            st->why = NGX_HTTP_ZKLOCK_WHY_NONE;
+            st->err = 0;
+            st->has_token = 0;
+            st->waited = 0;
+            break;
+        }
+    } else if ((st = zn_record(r)) == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
     if (ngx_http_complex_value(r, lcf->key, &key) != NGX_OK)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     rc = ngx_http_zklock_lock_path(r, lcf, &key, &path);

@@ -112,10 +112,24 @@ http {
         }
         location /c/ {
             proxy_cache c$n;
-            proxy_cache_key \$scheme\$proxy_host\$request_uri;
-            zklock_cache_lock \$scheme\$proxy_host\$request_uri timeout=60s;
+            # (\$host, not \$proxy_host: the proxy's variables are
+            # empty when the lock is taken, before the proxy runs)
+            proxy_cache_key \$scheme\$host\$request_uri;
+            zklock_cache_lock \$scheme\$host\$request_uri timeout=60s;
             proxy_set_header X-Lock-Key \$uri;
             proxy_set_header X-Instance n$n;
+            proxy_cache_bypass \$http_x_nocache;
+            proxy_pass http://origin;
+        }
+        location /ep/ {
+            zklock \$uri timeout=1s;
+            error_page 503 = @retry;
+            proxy_set_header X-Lock-Key \$uri;
+            proxy_pass http://origin;
+        }
+        location @retry {
+            zklock \$uri timeout=20s;
+            proxy_set_header X-Lock-Key \$uri;
             proxy_pass http://origin;
         }
         # The controls: the same without the locks.
@@ -125,7 +139,7 @@ http {
         }
         location /nc/ {
             proxy_cache c$n;
-            proxy_cache_key \$scheme\$proxy_host\$request_uri;
+            proxy_cache_key \$scheme\$host\$request_uri;
             proxy_set_header X-Lock-Key \$uri;
             proxy_set_header X-Instance n$n;
             proxy_pass http://origin;
@@ -167,19 +181,24 @@ fleet_start() { # N [WORKERS] [EXTRA-HTTP-LINES]
 }
 
 fleet_stop() {
-    local d
+    local d m kids
     for d in "$tmp"/n*; do
         [ -s "$d/nginx.pid" ] || continue
-        pkill -9 -P "$(cat "$d/nginx.pid")" 2>/dev/null
-        kill -9 "$(cat "$d/nginx.pid")" 2>/dev/null
+        # The master first: killed after its children, it could start
+        # another (a cache manager) that would outlive the run.
+        m=$(cat "$d/nginx.pid")
+        kids=$(pgrep -P "$m")
+        kill -9 "$m" 2>/dev/null
+        # shellcheck disable=SC2086
+        [ -n "$kids" ] && kill -9 $kids 2>/dev/null
     done
     [ -n "${origin_pid:-}" ] && kill "$origin_pid" 2>/dev/null
     "$zk" kill "$tmp/zk" >/dev/null 2>&1 || true
 }
 
-stats() { curl -s "http://$O/__stats"; }
+stats() { curl -s -m 10 "http://$O/__stats"; }
 stat_field() { stats | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
-reset_origin() { curl -s "http://$O/__reset" >/dev/null; }
+reset_origin() { curl -s -m 10 "http://$O/__reset" >/dev/null; }
 jfield() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
 # Every worker of every instance connected: a request to /status lands
@@ -189,7 +208,7 @@ all_connected() {
     for n in $(seq "$fleet_n"); do
         pids=""
         for _ in $(seq 200); do
-            out=$(curl -s "http://127.0.0.1:${ports[n]}/status")
+            out=$(curl -s -m 2 "http://127.0.0.1:${ports[n]}/status")
             case $out in *CONNECTED*) pids="$pids $(jfield "$out" pid)" ;; esac
             [ "$(echo "$pids" | tr ' ' '\n' | sort -u | grep -c .)" -ge "$fleet_workers" ] && break
             sleep 0.05

@@ -166,9 +166,95 @@ t_controls_overlap() {
     [ "$(stat_field max_overlap)" -gt 1 ]
 }
 
+# Fresh entries are hits that take no lock; a request that bypasses the
+# cache (proxy_cache_bypass) goes to the origin, so it takes the lock.
+t_cache_fresh_and_bypass() {
+    local h i pids
+    reset_origin
+    curl -s -m 10 -o /dev/null "http://127.0.0.1:${ports[1]}/c/fb?delay_ms=10&max_age=30" || return 1
+    h=$(curl -s -m 10 -o /dev/null -D - "http://127.0.0.1:${ports[1]}/c/fb?delay_ms=10&max_age=30" | tr -d '\r')
+    echo "$h" | grep -q '^X-Zklock-Status: fresh' || { echo "a hit: $h"; return 1; }
+    pids=()
+    for i in 1 2 3; do
+        curl -s -m 20 -o /dev/null -H 'X-Nocache: 1' \
+            "http://127.0.0.1:${ports[$i]}/c/fb?delay_ms=300&max_age=30" &
+        pids+=($!)
+    done
+    wait_ok "${pids[@]}" || return 1
+    echo "origin: $(stats)"
+    [ "$(stat_field requests)" = 4 ] || return 1
+    [ "$(stat_field max_overlap)" = 1 ]
+}
+
+# error_page 503 = @retry after a refused wait: the named location asks
+# for its own lock, it does not run beside the holder.
+t_redirect_after_refusal() {
+    local holder h
+    reset_origin
+    curl -s -m 30 -o /dev/null "http://127.0.0.1:${ports[1]}/ep/x?delay_ms=2500" &
+    holder=$!
+    sleep 0.3
+    h=$(curl -s -m 30 -o /dev/null -D - "http://127.0.0.1:${ports[2]}/ep/x?delay_ms=10" | tr -d '\r')
+    echo "$h"
+    wait_ok $holder || return 1
+    echo "$h" | grep -q '^HTTP/1.1 200' || return 1
+    echo "$h" | grep -q '^X-Zklock-Status: acquired' || return 1
+    echo "origin: $(stats)"
+    [ "$(stat_field conflicts)" = 0 ]
+}
+
+# A client that keeps its connection open after its answer (lingering
+# close): the lock goes with the answer, not with the connection.
+t_released_with_the_answer() {
+    local h
+    python3 - "${ports[1]}" <<'EOF' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+# A whole request, then bytes that are no request: after the answer
+# nginx closes lingering, reading what still comes.
+s.sendall(b"GET /w/linger?delay_ms=10 HTTP/1.1\r\nHost: x\r\n"
+          b"Connection: close\r\n\r\nxyz")
+time.sleep(0.5)
+for _ in range(40):   # a byte now and then: nginx keeps lingering
+    try:
+        s.sendall(b"x")
+    except OSError:
+        break
+    time.sleep(0.25)
+EOF
+    sleep 1
+    h=$(curl -s -m 30 -o /dev/null -D - "http://127.0.0.1:${ports[2]}/w/linger" | tr -d '\r')
+    echo "$h"
+    echo "$h" | grep -q '^X-Zklock-Status: acquired' || return 1
+    [ "$(echo "$h" | sed -n 's/^X-Zklock-Wait: //p')" -lt 3000 ]
+}
+
+# ZooKeeper frozen past the session timeout: the holder's worker tells
+# its hold LOST, and the request is aborted (its connection closed, not
+# left hanging), saying so in the log.
+t_lost_hold_aborts() {
+    local zkpid t0 out c
+    curl -s -m 60 -o /dev/null -w '%{http_code} %{time_total}\n' \
+        "http://127.0.0.1:${ports[3]}/w/lost?delay_ms=9000" >"$tmp/lost.out" 2>&1 &
+    c=$!
+    sleep 0.5
+    zkpid=$(cat "$tmp/zk/pid")
+    kill -STOP "$zkpid"
+    t0=$SECONDS
+    wait $c
+    kill -CONT "$zkpid"
+    out=$(cat "$tmp/lost.out")
+    echo "client: $out after $((SECONDS - t0)) s"
+    grep -h 'was lost while the request held it' "$tmp"/n3/logs/error.log || return 1
+    # Not answered 200, and cut off well before the origin's 9 s.
+    case $out in 200*) return 1 ;; esac
+    [ $((SECONDS - t0)) -lt 8 ] || return 1
+    all_connected
+}
+
 t_client_gone_while_waiting() {
     local holder
-    curl -s -o /dev/null "http://127.0.0.1:${ports[1]}/w/gone?delay_ms=3000" &
+    curl -s -m 30 -o /dev/null "http://127.0.0.1:${ports[1]}/w/gone?delay_ms=3000" &
     holder=$!
     sleep 0.5
     curl -s -m 1 -o /dev/null "http://127.0.0.1:${ports[2]}/w/gone" && { echo "waiter got through"; return 1; }
@@ -188,7 +274,7 @@ t_client_gone_while_waiting() {
 t_worker_killed_mid_hold() {
     local holder w h
     reset_origin
-    curl -s -o /dev/null "http://127.0.0.1:${ports[1]}/w/killed?delay_ms=1500" &
+    curl -s -m 30 -o /dev/null "http://127.0.0.1:${ports[1]}/w/killed?delay_ms=1500" &
     holder=$!
     for _ in $(seq 50); do [ "$(nodes_left %2Fkilled)" = 1 ] && break; sleep 0.05; done
     # The worker that holds it: the one with a request in flight.
@@ -235,24 +321,24 @@ t_zookeeper_stopped() {
     "$zk" stop "$tmp/zk" >/dev/null || return 1
     # Every worker sees its connection go (a read error at once).
     for i in $(seq 100); do
-        h=$(curl -s -o /dev/null -D - "http://127.0.0.1:${ports[1]}/closed/z" | tr -d '\r')
+        h=$(curl -s -m 5 -o /dev/null -D - "http://127.0.0.1:${ports[1]}/closed/z" | tr -d '\r')
         echo "$h" | grep -q '^HTTP/1.1 503' && break
         sleep 0.1
     done
     echo "$h" | grep -q '^HTTP/1.1 503' || { echo "fail_closed: $h"; return 1; }
     echo "$h" | grep -q '^X-Zklock-Status: refused:unavailable' || { echo "$h"; return 1; }
-    h=$(curl -s -o /dev/null -D - "http://127.0.0.1:${ports[1]}/open/z" | tr -d '\r')
+    h=$(curl -s -m 5 -o /dev/null -D - "http://127.0.0.1:${ports[1]}/open/z" | tr -d '\r')
     echo "$h" | grep -q '^HTTP/1.1 200' || { echo "fail_open: $h"; return 1; }
     echo "$h" | grep -q '^X-Zklock-Status: passed:unavailable' || { echo "$h"; return 1; }
     "$zk" start "$tmp/zk" >/dev/null || return 1
     all_connected || return 1
-    h=$(curl -s -o /dev/null -D - "http://127.0.0.1:${ports[3]}/closed/z" | tr -d '\r')
+    h=$(curl -s -m 10 -o /dev/null -D - "http://127.0.0.1:${ports[3]}/closed/z" | tr -d '\r')
     echo "$h" | grep -q '^X-Zklock-Status: acquired' || { echo "after: $h"; return 1; }
 }
 
 t_key_escaping() {
     local holder l
-    curl -s -o /dev/null "http://127.0.0.1:${ports[1]}/w/a%20b/.../c?delay_ms=1500" &
+    curl -s -m 30 -o /dev/null "http://127.0.0.1:${ports[1]}/w/a%20b/.../c?delay_ms=1500" &
     holder=$!
     for _ in $(seq 30); do
         l=$("$ZKLOCK" ls -s "$zkh" /zklock/nginx 2>/dev/null)
@@ -298,11 +384,11 @@ EOF
         "$NGINX" -p "$d" -c "$d/nginx.conf" &
     vg=$!
     for _ in $(seq 150); do
-        curl -s "http://127.0.0.1:$port/status" 2>/dev/null | grep -q CONNECTED && break
+        curl -s -m 2 "http://127.0.0.1:$port/status" 2>/dev/null | grep -q CONNECTED && break
         sleep 0.2
     done
-    curl -s "http://127.0.0.1:$port/w/a?delay_ms=10" | grep -q . || { echo "no answer"; kill $vg; return 1; }
-    curl -s -o /dev/null "http://127.0.0.1:$port/w/b?delay_ms=2000" &
+    curl -s -m 30 "http://127.0.0.1:$port/w/a?delay_ms=10" | grep -q . || { echo "no answer"; kill $vg; return 1; }
+    curl -s -m 30 -o /dev/null "http://127.0.0.1:$port/w/b?delay_ms=2000" &
     holder=$!
     sleep 0.5
     curl -s -m 0.5 -o /dev/null "http://127.0.0.1:$port/w/b"
@@ -320,11 +406,15 @@ check exclusive_across_fleet t_exclusive_across_fleet
 check readers_share_writer_alone t_readers_share_writer_alone
 check cache_lock_one_fetch t_cache_lock_one_fetch
 check controls_overlap t_controls_overlap
+check cache_fresh_and_bypass t_cache_fresh_and_bypass
+check redirect_after_refusal t_redirect_after_refusal
+check released_with_the_answer t_released_with_the_answer
 check client_gone_while_waiting t_client_gone_while_waiting
 check key_escaping t_key_escaping
 check worker_killed_mid_hold t_worker_killed_mid_hold
 check reload_under_load t_reload_under_load
 check zookeeper_stopped t_zookeeper_stopped
+check lost_hold_aborts t_lost_hold_aborts
 if [ -z "$asan_rt" ]; then
     check valgrind_one_worker t_valgrind_one_worker
 fi
