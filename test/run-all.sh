@@ -68,7 +68,16 @@ job_plain_soak() {
 }
 job_plain_rest() {
     suite plain ZKL_TEST_PARTS="adapters shell ensemble" \
-        ZKL_TEST_SHELL_SKIP="soak netns tls" --
+        ZKL_TEST_SHELL_SKIP="soak netns tls nginx" --
+}
+# ngx_http_zklock_module in Debian's nginx (test/test-nginx.sh), plain
+# (with valgrind on one worker) and sanitized: jobs of their own, so the
+# "rest" jobs, the longest, do not grow by them.
+job_nginx() {
+    suite plain ZKL_TEST_PARTS=shell ZKL_TEST_SHELL=nginx --
+}
+job_asan_nginx() {
+    suite asan ZKL_TEST_PARTS=shell ZKL_TEST_SHELL=nginx --
 }
 # The checker on the namespaced cluster: a 5-node ensemble and the
 # workers each in a network namespace of their own, with faults on their
@@ -97,7 +106,7 @@ job_asan_soak() {
 }
 job_asan_rest() {
     suite asan ZKL_TEST_PARTS="adapters shell ensemble" \
-        ZKL_TEST_SHELL_SKIP="soak netns tls build error-table examples man" --
+        ZKL_TEST_SHELL_SKIP="soak netns tls nginx build error-table examples man" --
 }
 
 # TLS and SASL (test/test-tls.sh) on build/tls-asan (AddressSanitizer and
@@ -177,10 +186,12 @@ job_distcheck() {
 # mostly waits on the package mirror, went 13th before and ended last).
 shown=(plain_c1 plain_c2 plain_soak plain_netns plain_rest plain_zkalloc
        asan_c1 asan_c2 asan_soak asan_rest valgrind_c1 valgrind_c2
-       valgrind_rest tls tls_valgrind fuzz packages install distcheck)
+       valgrind_rest tls tls_valgrind nginx asan_nginx fuzz packages install
+       distcheck)
 started=(install asan_rest plain_rest asan_c2 plain_c2 asan_c1 plain_zkalloc
-         valgrind_c2 plain_c1 plain_soak valgrind_c1 valgrind_rest packages
-         plain_netns tls tls_valgrind fuzz distcheck asan_soak)
+         valgrind_c2 plain_c1 plain_soak valgrind_c1 packages plain_netns
+         tls_valgrind fuzz distcheck tls nginx asan_nginx asan_soak
+         valgrind_rest)
 
 # A job's closing line.
 closing='^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$'

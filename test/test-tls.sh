@@ -215,9 +215,12 @@ check cli-sasl t_cli_sasl
 # ---- 5. Curator over TLS and zklock over TLS share one lock ----
 t_curator_tls() {
     local p=/zkl-tls-curator/a st
-    # Curator holds for 6 s; zklock asks meanwhile and must wait.
+    # Curator holds for 12 s; zklock asks meanwhile, for 4 s, and must
+    # not get in. (Its deadline counts its own TLS connect too: 1 s was
+    # too short under ASan on a loaded CI, which then said "cannot
+    # reach", exit 5.)
     bash "$top_srcdir/test/curator-tls.sh" --server "$tmp/zk-tls" \
-        "$tls_h" "$p" 20000 6000 >"$tmp/peer" 2>&1 &
+        "$tls_h" "$p" 20000 12000 >"$tmp/peer" 2>&1 &
     local peer=$!
     local i
     for i in $(seq 200); do
@@ -225,7 +228,7 @@ t_curator_tls() {
         sleep 0.1
     done
     grep -q '^ACQUIRED' "$tmp/peer" || { echo "Curator never held"; cat "$tmp/peer"; return 1; }
-    "$ZKLOCK" run -s "$tls_h" "${tls_opts[@]}" -t 1 "$p" -- true; st=$?
+    "$ZKLOCK" run -s "$tls_h" "${tls_opts[@]}" -t 4 "$p" -- true; st=$?
     [ $st = 1 ] || [ $st = 4 ] || { echo "zklock got in while Curator held: exit $st"; return 1; }
     "$ZKLOCK" run -s "$tls_h" "${tls_opts[@]}" -t 30 "$p" -- true ||
         { echo "zklock never got the lock after Curator"; cat "$tmp/peer"; return 1; }
