@@ -68,6 +68,9 @@ typedef enum {
 typedef struct {
     ngx_http_request_t *r;
     zkl_lock_t *lk;           /* NULL once freed */
+    void *loc;                /* the location configuration that decided
+                                 the phase below (ngx_http_zklock_handler:
+                                 a redirect elsewhere decides again) */
     ngx_event_t ev;           /* posted to resume or abort the request;
                                  a timer meanwhile (a backstop for a
                                  worker told to quit) */

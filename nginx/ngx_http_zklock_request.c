@@ -358,11 +358,19 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
             /* One lock a request: an internal redirect keeps the one
              * it holds (or held: released at the end of its response). */
             return NGX_DECLINED;
+        case NGX_HTTP_ZKLOCK_PASSED:
+        case NGX_HTTP_ZKLOCK_FRESH:
+            /* Decided here (the phases resumed after the wait run this
+             * handler again): it stands. */
+            if (st->loc == lcf)
+                return NGX_DECLINED;
+            /* fall through */
         default:
-            /* Refused, passed without it, a fresh cache entry, or none:
-             * a location reached by an internal redirect (error_page 503
-             * = @retry) asks for its own lock, or it would run unlocked
-             * beside a holder (a review reproduced that). */
+            /* Refused, passed without it or a fresh cache entry in
+             * another location, or none: a location reached by an
+             * internal redirect (error_page 503 = @retry) asks for its
+             * own lock, or it would run unlocked beside a holder (a
+             * review reproduced that). */
             st->phase = NGX_HTTP_ZKLOCK_NONE;
             st->why = NGX_HTTP_ZKLOCK_WHY_NONE;
             st->err = 0;
@@ -373,6 +381,7 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
     } else if ((st = zn_record(r)) == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
+    st->loc = lcf;
     if (ngx_http_complex_value(r, lcf->key, &key) != NGX_OK)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     rc = ngx_http_zklock_lock_path(r, lcf, &key, &path);

@@ -127,6 +127,11 @@ http {
             proxy_set_header X-Lock-Key \$uri;
             proxy_pass http://origin;
         }
+        location /pt/ {
+            zklock \$uri timeout=1s on_timeout=pass;
+            proxy_set_header X-Lock-Key \$uri;
+            proxy_pass http://origin;
+        }
         location @retry {
             zklock \$uri timeout=20s;
             proxy_set_header X-Lock-Key \$uri;

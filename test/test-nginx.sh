@@ -203,6 +203,21 @@ t_redirect_after_refusal() {
     [ "$(stat_field conflicts)" = 0 ]
 }
 
+# on_timeout=pass: past its timeout the request runs without the lock,
+# at once (the phases resumed after the wait do not ask again).
+t_pass_after_timeout() {
+    local holder h t
+    curl -s -m 30 -o /dev/null "http://127.0.0.1:${ports[1]}/pt/y?delay_ms=4000" &
+    holder=$!
+    sleep 0.3
+    t=$SECONDS
+    h=$(curl -s -m 30 -o /dev/null -D - "http://127.0.0.1:${ports[2]}/pt/y" | tr -d '\r')
+    echo "$h"; echo "$((SECONDS - t)) s"
+    wait_ok $holder || return 1
+    echo "$h" | grep -q '^X-Zklock-Status: passed:timeout' || return 1
+    [ $((SECONDS - t)) -lt 4 ] || [ "$(echo "$h" | sed -n 's/^X-Zklock-Wait: //p')" -lt 2000 ]
+}
+
 # A client that keeps its connection open after its answer (lingering
 # close): the lock goes with the answer, not with the connection.
 t_released_with_the_answer() {
@@ -408,6 +423,7 @@ check cache_lock_one_fetch t_cache_lock_one_fetch
 check controls_overlap t_controls_overlap
 check cache_fresh_and_bypass t_cache_fresh_and_bypass
 check redirect_after_refusal t_redirect_after_refusal
+check pass_after_timeout t_pass_after_timeout
 check released_with_the_answer t_released_with_the_answer
 check client_gone_while_waiting t_client_gone_while_waiting
 check key_escaping t_key_escaping
