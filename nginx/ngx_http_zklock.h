@@ -83,6 +83,8 @@ typedef struct {
     unsigned has_token:1;
     unsigned counted:2;       /* in ngx_http_zklock_waiting (1) or
                                  ngx_http_zklock_holding (2) */
+    unsigned answered:1;      /* the response is out: release once the
+                                 request is done (ngx_http_zklock_request.c) */
 } ngx_http_zklock_req_t;
 
 /* Requests of this worker waiting for a lock, and running under one. */

@@ -3,14 +3,15 @@
  * record what happened and post the record's event; the event's handler
  * acts (resume the phases, answer 503, pass without the lock, or abort
  * a request whose hold was lost), outside zklock's callback, as any
- * nginx event does. The lock is let go when the response's last buffer
- * passes (a body filter), or at the latest with the request (a pool
- * cleanup): freeing the handle releases a hold or cancels a wait without
- * further callbacks. */
+ * nginx event does. The lock is let go when the request is done (see
+ * zn_check_done), at the latest with the request (a pool cleanup):
+ * freeing the handle releases a hold or cancels a wait without further
+ * callbacks. */
 #include "ngx_http_zklock.h"
 
 static void zn_cleanup(void *data);
 static void zn_event(ngx_event_t *ev);
+static void zn_check_done(ngx_http_zklock_req_t *st);
 
 /* The backstop beyond zklock's own deadline: zklock always answers an
  * acquire by its timeout; this only keeps a worker that was told to quit
@@ -236,6 +237,11 @@ static void zn_event(ngx_event_t *ev)
 
     ngx_http_set_log_request(c->log, r);
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_zklock_module);
+    if (st->phase == NGX_HTTP_ZKLOCK_HELD && st->answered) {
+        ev->timedout = 0;
+        zn_check_done(st);
+        return;
+    }
     if (ev->timedout) {
         ev->timedout = 0;
         if (st->phase != NGX_HTTP_ZKLOCK_WAITING)
@@ -297,39 +303,82 @@ static void zn_event(ngx_event_t *ev)
     ngx_http_run_posted_requests(c);
 }
 
-/* The lock goes when the response's last buffer passes (the content
- * handler is done: for proxy_pass, the origin's answer is all read), not
- * when the request's pool goes: that can be lingering_time later, for a
- * client that keeps sending (a review kept a key locked 30 s so). The
- * pool cleanup stays for requests that end without a last buffer. */
+/* When the lock goes. Not when the response's last buffer passes: a
+ * dynamic module's filter runs first, so that buffer passes before an
+ * SSI include's subrequest runs, and a cache's background update runs
+ * after it (a review reproduced both at the origin beside the next
+ * holder). Not only when the request's pool goes either: nginx keeps
+ * the request through a lingering close, up to lingering_time, for a
+ * client that keeps sending (a review kept a key locked 30 s so). So:
+ * once the response is out (its last buffer, or a header-only answer),
+ * the record's event looks, and looks again every ZN_DONE_POLL_MS,
+ * whether the request is done: all its subrequests ended and nginx
+ * closing lingering (r->lingering_time set). The pool cleanup releases
+ * in every other case (keepalive and plain closes free the request at
+ * once). */
+#define ZN_DONE_POLL_MS 100
+
+static void zn_answered(ngx_http_request_t *r)
+{
+    ngx_http_zklock_req_t *st;
+
+    if (r != r->main || (st = ngx_http_zklock_find(r)) == NULL ||
+        st->phase != NGX_HTTP_ZKLOCK_HELD || st->lk == NULL || st->answered)
+        return;
+    st->answered = 1;
+    ngx_post_event(&st->ev, &ngx_posted_events);
+}
+
 static ngx_http_output_body_filter_pt zn_next_body_filter;
+static ngx_http_output_header_filter_pt zn_next_header_filter;
 
 static ngx_int_t zn_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 {
-    ngx_http_zklock_req_t *st;
     ngx_chain_t *cl;
 
-    if (r == r->main) {
-        for (cl = in; cl != NULL; cl = cl->next) {
-            if (!cl->buf->last_buf)
-                continue;
-            st = ngx_http_zklock_find(r);
-            if (st != NULL && st->lk != NULL &&
-                st->phase == NGX_HTTP_ZKLOCK_HELD) {
-                zkl_lock_free(st->lk);
-                st->lk = NULL;
-                zn_count(st, 0);
-            }
+    for (cl = in; cl != NULL; cl = cl->next) {
+        if (cl->buf->last_buf) {
+            zn_answered(r);
             break;
         }
     }
     return zn_next_body_filter(r, in);
 }
 
+/* A header-only answer (HEAD, 204, 304) may end without a last buffer.
+ * Asked after the rest of the chain: nginx's own header filter, the
+ * last, is the one that marks a HEAD header-only. */
+static ngx_int_t zn_header_filter(ngx_http_request_t *r)
+{
+    ngx_int_t rc = zn_next_header_filter(r);
+
+    if (r->header_only)
+        zn_answered(r);
+    return rc;
+}
+
+/* The answered record's event: is the request done? */
+static void zn_check_done(ngx_http_zklock_req_t *st)
+{
+    ngx_http_request_t *r = st->r;
+
+    if (st->lk == NULL)
+        return;
+    if (r->lingering_time != 0 && r->main->count <= 1) {
+        zkl_lock_free(st->lk);
+        st->lk = NULL;
+        zn_count(st, 0);
+        return;
+    }
+    ngx_add_timer(&st->ev, ZN_DONE_POLL_MS);
+}
+
 ngx_int_t ngx_http_zklock_init_filter(void)
 {
     zn_next_body_filter = ngx_http_top_body_filter;
     ngx_http_top_body_filter = zn_body_filter;
+    zn_next_header_filter = ngx_http_top_header_filter;
+    ngx_http_top_header_filter = zn_header_filter;
     return NGX_OK;
 }
 

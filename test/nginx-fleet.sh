@@ -127,6 +127,16 @@ http {
             proxy_set_header X-Lock-Key \$uri;
             proxy_pass http://origin;
         }
+        # SSI: the page's lock covers its include's fetch.
+        location /s/ {
+            zklock \$uri timeout=20s;
+            ssi on;
+            root $tmp/www;
+        }
+        location /sub/ {
+            proxy_set_header X-Lock-Key /s/x;
+            proxy_pass http://origin;
+        }
         location /pt/ {
             zklock \$uri timeout=1s on_timeout=pass;
             proxy_set_header X-Lock-Key \$uri;

@@ -41,6 +41,8 @@ if [ -n "$why" ]; then
     exit
 fi
 trap 'fleet_stop; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/www/s"
+printf 'page\n<!--#include virtual="/sub/x?delay_ms=2500" -->\nend\n' >"$tmp/www/s/x.html"
 if ! fleet_zk || ! fleet_origin >"$tmp/fleet.log" 2>&1 ||
     ! fleet_start 3 2 >>"$tmp/fleet.log" 2>&1; then
     echo "FAIL: $SUITE/start"; cat "$tmp/fleet.log"; echo "0 passed, 1 failed"; exit 1
@@ -218,10 +220,53 @@ t_pass_after_timeout() {
     [ $((SECONDS - t)) -lt 4 ] || [ "$(echo "$h" | sed -n 's/^X-Zklock-Wait: //p')" -lt 2000 ]
 }
 
+# An SSI page's include runs under the page's lock: its fetch comes after
+# the page's last buffer has passed this module's filter (a review saw
+# two at the origin at once when the lock went with that buffer).
+t_ssi_include_under_the_lock() {
+    local a h
+    reset_origin
+    curl -s -m 30 -o "$tmp/ssi-a" "http://127.0.0.1:${ports[1]}/s/x.html" &
+    a=$!
+    sleep 0.5
+    h=$(curl -s -m 30 -o "$tmp/ssi-b" -D - "http://127.0.0.1:${ports[2]}/s/x.html" | tr -d '\r')
+    wait_ok $a || return 1
+    echo "$h"; cat "$tmp/ssi-a"; echo "origin: $(stats)"
+    grep -q '^/s/x 1' "$tmp/ssi-a" || grep -q '^/s/x 2' "$tmp/ssi-a" || return 1
+    [ "$(stat_field requests)" = 2 ] || return 1
+    [ "$(stat_field conflicts)" = 0 ]
+}
+
+# A HEAD request (a header-only answer: no last buffer) whose client then
+# lingers: the lock goes anyway.
+t_head_lingering_released() {
+    local h py
+    python3 - "${ports[1]}" <<'EOF' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"HEAD /w/hlinger?delay_ms=10 HTTP/1.1\r\nHost: x\r\n"
+          b"Connection: close\r\n\r\nxyz")
+time.sleep(0.5)
+for _ in range(24):
+    try:
+        s.sendall(b"x")
+    except OSError:
+        break
+    time.sleep(0.25)
+EOF
+    py=$!
+    sleep 1
+    h=$(curl -s -m 30 -o /dev/null -D - "http://127.0.0.1:${ports[2]}/w/hlinger" | tr -d '\r')
+    wait $py
+    echo "$h"
+    echo "$h" | grep -q '^X-Zklock-Status: acquired' || return 1
+    [ "$(echo "$h" | sed -n 's/^X-Zklock-Wait: //p')" -lt 3000 ]
+}
+
 # A client that keeps its connection open after its answer (lingering
 # close): the lock goes with the answer, not with the connection.
 t_released_with_the_answer() {
-    local h
+    local h py
     python3 - "${ports[1]}" <<'EOF' &
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
@@ -237,8 +282,10 @@ for _ in range(40):   # a byte now and then: nginx keeps lingering
         break
     time.sleep(0.25)
 EOF
+    py=$!
     sleep 1
     h=$(curl -s -m 30 -o /dev/null -D - "http://127.0.0.1:${ports[2]}/w/linger" | tr -d '\r')
+    wait $py
     echo "$h"
     echo "$h" | grep -q '^X-Zklock-Status: acquired' || return 1
     [ "$(echo "$h" | sed -n 's/^X-Zklock-Wait: //p')" -lt 3000 ]
@@ -425,6 +472,8 @@ check cache_fresh_and_bypass t_cache_fresh_and_bypass
 check redirect_after_refusal t_redirect_after_refusal
 check pass_after_timeout t_pass_after_timeout
 check released_with_the_answer t_released_with_the_answer
+check ssi_include_under_the_lock t_ssi_include_under_the_lock
+check head_lingering_released t_head_lingering_released
 check client_gone_while_waiting t_client_gone_while_waiting
 check key_escaping t_key_escaping
 check worker_killed_mid_hold t_worker_killed_mid_hold
