@@ -68,9 +68,6 @@ typedef enum {
 typedef struct {
     ngx_http_request_t *r;
     zkl_lock_t *lk;           /* NULL once freed */
-    void *loc;                /* the location configuration that decided
-                                 the phase below (ngx_http_zklock_handler:
-                                 a redirect elsewhere decides again) */
     ngx_event_t ev;           /* posted to resume or abort the request;
                                  a timer meanwhile (a backstop for a
                                  worker told to quit) */
@@ -85,6 +82,8 @@ typedef struct {
                                  ngx_http_zklock_holding (2) */
     unsigned answered:1;      /* the response is out: release once the
                                  request is done (ngx_http_zklock_request.c) */
+    unsigned resuming:1;      /* zn_event resumes the phases: the handler's
+                                 next run keeps the decision just made */
 } ngx_http_zklock_req_t;
 
 /* Requests of this worker waiting for a lock, and running under one. */

@@ -296,6 +296,7 @@ static void zn_event(ngx_event_t *ev)
     r->read_event_handler = ngx_http_block_reading;
     if (rc == NGX_DECLINED) {
         r->write_event_handler = ngx_http_core_run_phases;
+        st->resuming = 1;
         ngx_http_core_run_phases(r);
     } else {
         ngx_http_finalize_request(r, rc);
@@ -409,17 +410,19 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
             return NGX_DECLINED;
         case NGX_HTTP_ZKLOCK_PASSED:
         case NGX_HTTP_ZKLOCK_FRESH:
-            /* Decided here (the phases resumed after the wait run this
-             * handler again): it stands. */
-            if (st->loc == lcf)
+            /* Decided just now: the phases that zn_event resumed after
+             * the wait run this handler again first. */
+            if (st->resuming) {
+                st->resuming = 0;
                 return NGX_DECLINED;
+            }
             /* fall through */
         default:
-            /* Refused, passed without it or a fresh cache entry in
-             * another location, or none: a location reached by an
-             * internal redirect (error_page 503 = @retry) asks for its
-             * own lock, or it would run unlocked beside a holder (a
-             * review reproduced that). */
+            /* Refused, passed without it, a fresh cache entry, or none,
+             * and reached again through an internal redirect
+             * (error_page 503 = @retry, try_files, X-Accel-Redirect),
+             * perhaps for another key: decided afresh, or it would run
+             * unlocked beside a holder (a review reproduced that). */
             st->phase = NGX_HTTP_ZKLOCK_NONE;
             st->why = NGX_HTTP_ZKLOCK_WHY_NONE;
             st->err = 0;
@@ -430,7 +433,6 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
     } else if ((st = zn_record(r)) == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
-    st->loc = lcf;
     if (ngx_http_complex_value(r, lcf->key, &key) != NGX_OK)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     rc = ngx_http_zklock_lock_path(r, lcf, &key, &path);
