@@ -50,11 +50,13 @@ export ZKL_ZK_CERTS=$certs
 start() { # NAME OPTIONS...: a standalone server; prints its hosts
     local name=$1
     shift
-    servers+=("$tmp/$name")
     "$zk" "$@" start "$tmp/$name"
 }
 fail_setup() { echo "FAIL: $SUITE/$1 (could not start it)"; failed=$((failed + 1)); }
 
+# (Recorded here: start runs in a command substitution, a subshell,
+# where adding to the list was lost and the servers outlived the run.)
+servers+=("$tmp/zk-tls" "$tmp/zk-expired" "$tmp/zk-sasl" "$tmp/zk-plain")
 tls_h=$(start zk-tls --tls) || fail_setup tls-server
 exp_h=$(start zk-expired --tls-expired) || fail_setup expired-server
 sasl_h=$(start zk-sasl --sasl) || fail_setup sasl-server
