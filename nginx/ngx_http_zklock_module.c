@@ -138,10 +138,7 @@ static ngx_int_t zn_init_process(ngx_cycle_t *cycle)
     mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_zklock_module);
     if (mcf == NULL || mcf->servers.len == 0)
         return NGX_OK;
-    hosts = ngx_pcalloc(cycle->pool, mcf->servers.len + 1);
-    if (hosts == NULL)
-        return NGX_ERROR;
-    ngx_memcpy(hosts, mcf->servers.data, mcf->servers.len);
+    hosts = (char *)mcf->servers.data; /* NUL-terminated: zn_servers */
     ngx_http_zklock_count_memory(); /* before any zklock object */
     zkl_set_log(zn_on_log, cycle, ZKL_LOG_WARN);
     if ((rc = zkl_options_new(&o)) != ZKL_OK ||
@@ -203,6 +200,17 @@ static char *zn_init_main_conf(ngx_conf_t *cf, void *conf)
     return NGX_CONF_OK;
 }
 
+/* A directive's argument as a C string (zklock takes those), from the
+ * configuration's pool; NULL when out of memory. */
+static char *zn_cstr(ngx_conf_t *cf, const ngx_str_t *v)
+{
+    char *p = ngx_pcalloc(cf->pool, v->len + 1);
+
+    if (p != NULL)
+        ngx_memcpy(p, v->data, v->len);
+    return p;
+}
+
 static char *zn_servers(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_zklock_main_conf_t *mcf = conf;
@@ -212,16 +220,16 @@ static char *zn_servers(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     (void)cmd;
     if (mcf->servers.data != NULL)
         return "is duplicate";
-    hosts = ngx_pcalloc(cf->pool, value[1].len + 1);
-    if (hosts == NULL)
+    if ((hosts = zn_cstr(cf, &value[1])) == NULL)
         return NGX_CONF_ERROR;
-    ngx_memcpy(hosts, value[1].data, value[1].len);
     if (zkl_servers_explain(hosts, why, sizeof why) != ZKL_OK) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "zklock_servers \"%V\": %s",
                            &value[1], why);
         return NGX_CONF_ERROR;
     }
-    mcf->servers = value[1];
+    /* Kept NUL-terminated, for the workers' zkl_options_set_servers(). */
+    mcf->servers.data = (u_char *)hosts;
+    mcf->servers.len = value[1].len;
     return NGX_CONF_OK;
 }
 
@@ -263,21 +271,20 @@ static char *zn_prefix(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_http_zklock_loc_conf_t *lcf = conf;
     ngx_str_t *value = cf->args->elts;
     char why[256], *path;
+    const char *bad;
 
     (void)cmd;
     if (lcf->prefix.data != NULL)
         return "is duplicate";
-    path = ngx_pcalloc(cf->pool, value[1].len + 1);
-    if (path == NULL)
+    if ((path = zn_cstr(cf, &value[1])) == NULL)
         return NGX_CONF_ERROR;
-    ngx_memcpy(path, value[1].data, value[1].len);
-    if (zkl_path_explain(path, why, sizeof why) != ZKL_OK ||
-        (value[1].len > 1 && path[value[1].len - 1] == '/')) {
+    bad = zkl_path_explain(path, why, sizeof why) != ZKL_OK ? why
+          : value[1].len > 1 && path[value[1].len - 1] == '/'
+              ? "ends with '/'"
+              : NULL;
+    if (bad != NULL) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "zklock_prefix \"%V\": %s",
-                           &value[1],
-                           value[1].len > 1 && path[value[1].len - 1] == '/'
-                               ? "ends with '/'"
-                               : why);
+                           &value[1], bad);
         return NGX_CONF_ERROR;
     }
     lcf->prefix = value[1];

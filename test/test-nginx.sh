@@ -237,15 +237,18 @@ t_ssi_include_under_the_lock() {
     [ "$(stat_field conflicts)" = 0 ]
 }
 
-# A HEAD request (a header-only answer: no last buffer) whose client then
-# lingers: the lock goes anyway.
-t_head_lingering_released() {
+# lingering_then_next METHOD KEY: a client sends a whole METHOD request
+# for /w/KEY through instance 1, then bytes that are no request, and
+# keeps sending a byte now and then, so nginx closes lingering after the
+# answer; meanwhile a GET of the key through instance 2 gets the lock in
+# under 3 s: the lock goes with the request's end, not the connection's.
+lingering_then_next() {
     local h py
-    python3 - "${ports[1]}" <<'EOF' &
+    python3 - "${ports[1]}" "$1" "$2" <<'EOF' &
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"HEAD /w/hlinger?delay_ms=10 HTTP/1.1\r\nHost: x\r\n"
-          b"Connection: close\r\n\r\nxyz")
+s.sendall(("%s /w/%s?delay_ms=10 HTTP/1.1\r\nHost: x\r\n"
+           "Connection: close\r\n\r\nxyz" % (sys.argv[2], sys.argv[3])).encode())
 time.sleep(0.5)
 for _ in range(24):
     try:
@@ -256,40 +259,17 @@ for _ in range(24):
 EOF
     py=$!
     sleep 1
-    h=$(curl -s -m 30 -o /dev/null -D - "http://127.0.0.1:${ports[2]}/w/hlinger" | tr -d '\r')
+    h=$(curl -s -m 30 -o /dev/null -D - "http://127.0.0.1:${ports[2]}/w/$2" | tr -d '\r')
     wait $py
     echo "$h"
     echo "$h" | grep -q '^X-Zklock-Status: acquired' || return 1
     [ "$(echo "$h" | sed -n 's/^X-Zklock-Wait: //p')" -lt 3000 ]
 }
 
-# A client that keeps its connection open after its answer (lingering
-# close): the lock goes with the answer, not with the connection.
-t_released_with_the_answer() {
-    local h py
-    python3 - "${ports[1]}" <<'EOF' &
-import socket, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-# A whole request, then bytes that are no request: after the answer
-# nginx closes lingering, reading what still comes.
-s.sendall(b"GET /w/linger?delay_ms=10 HTTP/1.1\r\nHost: x\r\n"
-          b"Connection: close\r\n\r\nxyz")
-time.sleep(0.5)
-for _ in range(40):   # a byte now and then: nginx keeps lingering
-    try:
-        s.sendall(b"x")
-    except OSError:
-        break
-    time.sleep(0.25)
-EOF
-    py=$!
-    sleep 1
-    h=$(curl -s -m 30 -o /dev/null -D - "http://127.0.0.1:${ports[2]}/w/linger" | tr -d '\r')
-    wait $py
-    echo "$h"
-    echo "$h" | grep -q '^X-Zklock-Status: acquired' || return 1
-    [ "$(echo "$h" | sed -n 's/^X-Zklock-Wait: //p')" -lt 3000 ]
-}
+# A GET answered in full, and a HEAD (a header-only answer: no last
+# buffer passes).
+t_released_with_the_answer() { lingering_then_next GET linger; }
+t_head_lingering_released() { lingering_then_next HEAD hlinger; }
 
 # ZooKeeper frozen past the session timeout: the holder's worker tells
 # its hold LOST, and the request is aborted (its connection closed, not
