@@ -519,7 +519,8 @@ ZKL_EXTERN void zkl_client_free(zkl_client_t *c);
  * while connected, ZKL_CONN_SUSPENDED while not (also before the first
  * connection), ZKL_CONN_AUTH_FAILED when unusable. */
 ZKL_EXTERN zkl_conn_event_t zkl_client_state(const zkl_client_t *c);
-/* The server the client is connected to, as "ip:port", copied into buf
+/* The server the client is connected to, as "ip:port" ("[ip]:port" for
+ * IPv6), copied into buf
  * (size bytes, NUL included): for logs, and for tests that fail that
  * very server. Errors: ZKL_EINVAL (NULL, or buf too small),
  * ZKL_ECONNLOSS (not connected now). */
@@ -809,7 +810,9 @@ ZKL_EXTERN int zkl_lock_new_kind(zkl_lock_t **out, zkl_client_t *c,
  *   - Upgrade is refused: acquiring the write side while the read side
  *     holds or waits returns ZKL_EUPGRADE (it would wait for itself).
  * Each handle is freed with zkl_lock_free(), in any order. Owner: the
- * caller. Errors: as zkl_lock_new(). */
+ * caller. Errors: as zkl_lock_new(), and ZKL_EINVAL when read_out and
+ * write_out are one pointer; each out pointer given is NULL after any
+ * error. */
 ZKL_EXTERN int zkl_rwlock_new(zkl_lock_t **read_out, zkl_lock_t **write_out,
                               zkl_client_t *c, const char *path,
                               zkl_lock_cb cb, void *arg);

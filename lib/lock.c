@@ -104,7 +104,8 @@ int zkl_rwlock_new(zkl_lock_t **read_out, zkl_lock_t **write_out,
         *read_out = NULL;
     if (write_out != NULL)
         *write_out = NULL;
-    if (read_out == NULL || write_out == NULL)
+    /* One pointer for both would keep only the write side's handle. */
+    if (read_out == NULL || write_out == NULL || read_out == write_out)
         return ZKL_EINVAL;
     if ((rc = zkl_lock_new_kind(&r, c, path, ZKL_KIND_READ, cb, arg)) !=
         ZKL_OK)

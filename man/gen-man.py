@@ -170,6 +170,39 @@ def classify(stmt):
     return None     # forward declarations of other libraries' types
 
 
+# What a header does that no page could show: found while parsing,
+# reported by main() (the pages would silently lose it).
+LINT = []
+
+
+def lint_text(name, text):
+    """Forms a page cannot show: a lower-case macro (a public name that
+    is no ZKL_EXTERN function), a static or inline definition, a //
+    comment."""
+    code = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)),
+                  text, flags=re.S)
+    for n, ln in enumerate(code.split("\n"), 1):
+        where = "include/%s:%d" % (name, n)
+        if re.match(r"\s*#\s*define\s+[a-z_]*[a-z]", ln):
+            LINT.append("%s: a macro with a lower-case name (pages show "
+                        "ZKL_EXTERN functions and ZKL_ macros)" % where)
+        if re.search(r"\b(static|inline)\b", ln):
+            LINT.append("%s: a static or inline definition (pages show "
+                        "ZKL_EXTERN declarations)" % where)
+        if "//" in ln:
+            LINT.append("%s: a // comment (pages show /* */ comments only)"
+                        % where)
+
+
+def next_code_line(lines, i):
+    """The first line from i that is neither blank nor a conditional."""
+    while i < len(lines) and (not lines[i].strip() or
+                              re.match(r"#\s*(if|ifdef|ifndef|else|elif|endif)\b",
+                                       lines[i])):
+        i += 1
+    return lines[i] if i < len(lines) else ""
+
+
 def statement_start(ln):
     """Whether a line starts a declaration a page shows: a comment's
     declarations end at the first line that does not (a blank line, an
@@ -182,6 +215,8 @@ def parse_header(path):
     comment it holds (so that a check can find one no page shows)."""
     with open(path, encoding="utf-8") as f:
         text_all = f.read()
+    name = os.path.basename(path)
+    lint_text(name, text_all)
     lines = text_all.split("\n")
     groups, top, section = [], [], ""
     i = 0
@@ -205,6 +240,13 @@ def parse_header(path):
                 d = classify(stmt)
                 if d:
                     decls.append(d)
+            if not decls and next_code_line(lines, i).startswith("ZKL_EXTERN"):
+                LINT.append("include/%s:%d: a comment stands apart from the "
+                            "declaration after it (a blank or #if line "
+                            "between): it would document nothing" % (name, i))
+            elif not decls and re.search(r"\bErrors:", " ".join(text)):
+                LINT.append("include/%s:%d: a comment with Errors: documents "
+                            "no declaration" % (name, i))
             groups.append(Group(section, text, decls))
             continue
         if statement_start(ln):
@@ -216,6 +258,10 @@ def parse_header(path):
                 if groups and groups[-1].decls and lines[i - len(stmt) - 1].strip():
                     groups[-1].decls.append(d)
                 else:
+                    if d.kind == "func":
+                        LINT.append("include/%s:%d: %s has no comment (the "
+                                    "header is its reference)"
+                                    % (name, i, d.name))
                     groups.append(Group(section, [], [d]))
             continue
         i += 1
@@ -685,7 +731,7 @@ def main(argv):
             for d in g.decls:
                 if d.kind == "func":
                     FUNCS.add(d.name)
-    problems = assign(pages, headers)
+    problems = LINT + assign(pages, headers)
     texts, used = {}, set()
     if not problems:
         for p in pages:

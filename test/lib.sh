@@ -6,7 +6,8 @@
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
 # ZKL_TEST_ZKLOCK: another zklock to test than the build's (test/install.sh
-# runs test-cli.sh on the installed one).
+# runs test-cli.sh on the installed one). ZKL_TEST_ONLY=REGEX: only the
+# checks whose names match.
 ZKLOCK=${ZKL_TEST_ZKLOCK:-$top_builddir/zklock}
 H=${ZKL_TEST_HOSTS:?run through test/suite.sh}
 tmp=$(mktemp -d)
@@ -18,6 +19,8 @@ skipped=0
 check() { # name, then a command whose success is the test
     local name=$1
     shift
+    # ZKL_TEST_ONLY=REGEX runs only the checks whose names match it.
+    [ -n "${ZKL_TEST_ONLY:-}" ] && ! [[ $name =~ $ZKL_TEST_ONLY ]] && return 0
     if "$@" >"$tmp/out" 2>&1; then
         passed=$((passed + 1))
         echo "PASS: ${ZKL_TEST_PREFIX:-}$SUITE/$name"

@@ -179,6 +179,33 @@ t_sources() { # every declaration on one page; sources add only what a page adds
     python3 "$src/gen-man.py" --check "$top_srcdir" "$src"/*.3.in
 }
 
+# Edits of the header that would leave a page wrong must fail the check
+# (a review made each of these pass an earlier one): a blank or #if line
+# between a function's comment and its prototype, a function with no
+# comment, a lower-case macro, an inline definition, a // comment.
+t_sources_refuse_drift() {
+    local h=$tmp/drift ok=0 ln start what
+    ln=$(grep -n '^ZKL_EXTERN int zkl_rwlock_new' "$top_srcdir/include/zklock.h" | cut -d: -f1)
+    start=$(awk -v l="$ln" 'NR < l && /^\/\*/ {s = NR} END {print s}' \
+        "$top_srcdir/include/zklock.h")
+    for what in blank if nocomment macro inline slashes; do
+        rm -rf "$h" && mkdir -p "$h" && cp -r "$top_srcdir/include" "$h/" || return 1
+        case $what in
+        blank) sed -i "$((ln - 1))s/\$/\n/" "$h/include/zklock.h" ;;
+        if) sed -i "$((ln - 1))s/\$/\n#if 1/; ${ln}s/\$/\n#endif/" "$h/include/zklock.h" ;;
+        nocomment) sed -i "${start},$((ln - 1))d" "$h/include/zklock.h" ;;
+        macro) sed -i "${start}i /* Shorthand. */\n#define zkl_lock_try(lk) zkl_lock_acquire((lk), 0)\n" "$h/include/zklock.h" ;;
+        inline) sed -i "${start}i static inline int zkl_lock_holds(void) { return 0; }\n" "$h/include/zklock.h" ;;
+        slashes) sed -i "${ln}i // Never from a signal handler." "$h/include/zklock.h" ;;
+        esac
+        if python3 "$src/gen-man.py" --check "$h" "$src"/*.3.in >/dev/null 2>&1; then
+            echo "a header with '$what' passed the check"
+            ok=1
+        fi
+    done
+    return $ok
+}
+
 t_built_current() { # the build's pages are the ones the sources make now
     local b=$top_builddir/man p ok=0
     [ -f "$b/stamp-man3" ] || { echo "no pages built in $b (make first)"; return 1; }
@@ -271,6 +298,7 @@ done
 check synopsis-known t_synopsis_known
 check local.mk t_local_mk
 check sources t_sources
+check sources-refuse-drift t_sources_refuse_drift
 check shutdown-recipe t_shutdown_recipe
 # A build configured with --disable-man has no section-3 pages and no
 # alias rules: what it installs is the tools' pages only.

@@ -627,6 +627,10 @@ TEST(bad_args_rwlock_data_revoke)
               ZKL_EBADPATH);
     ASSERT_RC(zkl_rwlock_new(&r, &w, c, p, NULL, NULL), ZKL_EINVAL);
     ASSERT(r == NULL && w == NULL);
+    /* One pointer for both sides: refused, not the read side leaked. */
+    r = (zkl_lock_t *)1;
+    ASSERT_RC(zkl_rwlock_new(&r, &r, c, p, t_lock_cb, NULL), ZKL_EINVAL);
+    ASSERT(r == NULL);
     ASSERT_EQ(zkl_lock_kind(NULL), ZKL_KIND_MUTEX);
 
     ASSERT_RC(zkl_lock_new_kind(&lk, c, p, ZKL_KIND_WRITE, t_lock_cb, NULL),
