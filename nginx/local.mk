@@ -6,7 +6,8 @@
 # libzklock-nginx.a. The module links libzklock.so.
 NGINX_MODULE_FILES = nginx/config nginx/build.sh nginx/ngx_http_zklock.h \
 	nginx/ngx_http_zklock_module.c nginx/ngx_http_zklock_request.c \
-	nginx/ngx_http_zklock_cache.c nginx/ngx_http_zklock_variables.c \
+	nginx/ngx_http_zklock_cache.c nginx/ngx_http_zklock_group.c \
+	nginx/ngx_http_zklock_variables.c \
 	nginx/ngx_http_zklock_status.c adapters/nginx.c include/zklock_nginx.h
 EXTRA_DIST += $(NGINX_MODULE_FILES) nginx/local.mk nginx/zklock.conf.example
 

@@ -8,6 +8,9 @@
  *                                the release at the request's end
  *   ngx_http_zklock_cache.c      is a cache entry fresh (no fetch to
  *                                serialize)?
+ *   ngx_http_zklock_group.c      a worker's requests for one cache lock
+ *                                key: one asks ZooKeeper, the rest wait
+ *                                for it
  *   ngx_http_zklock_variables.c  $zklock_status, $zklock_wait_ms,
  *                                $zklock_token
  *   ngx_http_zklock_status.c     the zklock_status location, and the
@@ -68,6 +71,9 @@ typedef enum {
 typedef struct {
     ngx_http_request_t *r;
     zkl_lock_t *lk;           /* NULL once freed */
+    ngx_str_t path;           /* the lock's path (the request's pool) */
+    void *group;              /* its cache lock group, if in one */
+    ngx_queue_t link;         /* in the group, while a follower */
     ngx_event_t ev;           /* posted to resume or abort the request;
                                  a timer meanwhile (a backstop for a
                                  worker told to quit) */
@@ -84,6 +90,9 @@ typedef struct {
                                  request is done (ngx_http_zklock_request.c) */
     unsigned resuming:1;      /* zn_event resumes the phases: the handler's
                                  next run keeps the decision just made */
+    unsigned began:1;         /* started is set: the wait began */
+    unsigned follower:1;      /* waits for its group's leader (in the
+                                 group, or woken with group NULL) */
 } ngx_http_zklock_req_t;
 
 /* Requests of this worker waiting for a lock, and running under one. */
@@ -115,6 +124,13 @@ ngx_int_t ngx_http_zklock_lock_path(ngx_http_request_t *r,
 ngx_int_t ngx_http_zklock_cache_fresh(ngx_http_request_t *r,
                                       ngx_http_zklock_loc_conf_t *lcf,
                                       ngx_str_t *key);
+/* Joins st to the group of st->path: NGX_OK makes it the leader (it
+ * asks ZooKeeper), NGX_AGAIN a follower (its event is posted when the
+ * leader lets go), NGX_ERROR means no memory (it goes alone). Leaving
+ * is idempotent; a leader's leaving wakes every follower. */
+ngx_int_t ngx_http_zklock_group_join(ngx_http_zklock_req_t *st,
+                                     ngx_log_t *log);
+void ngx_http_zklock_group_leave(ngx_http_zklock_req_t *st);
 ngx_int_t ngx_http_zklock_add_variables(ngx_conf_t *cf);
 char *ngx_http_zklock_status(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 void ngx_http_zklock_count_memory(void);

@@ -12,6 +12,9 @@
 static void zn_cleanup(void *data);
 static void zn_event(ngx_event_t *ev);
 static void zn_check_done(ngx_http_zklock_req_t *st);
+static ngx_int_t zn_start(ngx_http_request_t *r,
+                          ngx_http_zklock_loc_conf_t *lcf,
+                          ngx_http_zklock_req_t *st, ngx_str_t *key);
 
 /* The backstop beyond zklock's own deadline: zklock always answers an
  * acquire by its timeout; this only keeps a worker that was told to quit
@@ -63,6 +66,18 @@ static ngx_http_zklock_req_t *zn_record(ngx_http_request_t *r)
     return st;
 }
 
+/* The request is done with its lock, or never got it: the hold or the
+ * wait ends (no callback follows), and a cache lock's followers look
+ * again. */
+static void zn_let_go(ngx_http_zklock_req_t *st)
+{
+    if (st->lk != NULL) {
+        zkl_lock_free(st->lk);
+        st->lk = NULL;
+    }
+    ngx_http_zklock_group_leave(st);
+}
+
 static void zn_cleanup(void *data)
 {
     ngx_http_zklock_req_t *st = data;
@@ -74,10 +89,7 @@ static void zn_cleanup(void *data)
         /* (a macro of two statements) */
         ngx_delete_posted_event(&st->ev);
     }
-    if (st->lk != NULL) {
-        zkl_lock_free(st->lk); /* releases or cancels, silently */
-        st->lk = NULL;
-    }
+    zn_let_go(st);
 }
 
 /* Bytes a key keeps in a node name; every other byte is written %XX, so
@@ -192,10 +204,7 @@ static ngx_int_t zn_failed(ngx_http_request_t *r,
     zkl_client_t *c = ngx_http_zklock_client();
     zkl_conn_event_t state = zkl_client_state(c);
 
-    if (st->lk != NULL) {
-        zkl_lock_free(st->lk);
-        st->lk = NULL;
-    }
+    zn_let_go(st);
     /* A deadline that passed while the session was not connected, or an
      * acquire that the session's end cut off: ZooKeeper was not there. */
     if ((st->err == ZKL_ETIMEDOUT &&
@@ -242,6 +251,32 @@ static void zn_event(ngx_event_t *ev)
         zn_check_done(st);
         return;
     }
+    if (st->follower) {
+        /* Its leader let go (woken: no group any more), or its own
+         * deadline passed first (still in the group). Either may come
+         * while the other is pending. */
+        if (ev->timer_set)
+            ngx_del_timer(ev);
+        if (ev->posted) {
+            ngx_delete_posted_event(ev);
+        }
+        zn_count(st, 0);
+        if (st->group != NULL) {
+            ev->timedout = 0;
+            ngx_http_zklock_group_leave(st);
+            st->waited = ngx_current_msec - st->started;
+            st->err = ZKL_ETIMEDOUT;
+            st->phase = NGX_HTTP_ZKLOCK_FAILED;
+            rc = zn_failed(r, lcf, st);
+        } else {
+            ev->timedout = 0;
+            st->follower = 0;
+            rc = zn_start(r, lcf, st, NULL);
+            if (rc == NGX_AGAIN)
+                return; /* waits again: asks ZooKeeper, or follows */
+        }
+        goto decided;
+    }
     if (ev->timedout) {
         ev->timedout = 0;
         if (st->phase != NGX_HTTP_ZKLOCK_WAITING)
@@ -259,8 +294,7 @@ static void zn_event(ngx_event_t *ev)
         if (lcf->cache && ngx_http_zklock_cache_fresh(r, lcf, NULL) == NGX_OK) {
             /* Another request of this nginx fetched it while this one
              * waited: a hit now, nothing to serialize. */
-            zkl_lock_free(st->lk);
-            st->lk = NULL;
+            zn_let_go(st);
             st->phase = NGX_HTTP_ZKLOCK_FRESH;
             zn_count(st, 0);
         }
@@ -293,6 +327,7 @@ static void zn_event(ngx_event_t *ev)
     default:
         return;
     }
+decided:
     r->read_event_handler = ngx_http_block_reading;
     if (rc == NGX_DECLINED) {
         r->write_event_handler = ngx_http_core_run_phases;
@@ -366,8 +401,7 @@ static void zn_check_done(ngx_http_zklock_req_t *st)
     if (st->lk == NULL)
         return;
     if (r->lingering_time != 0 && r->main->count <= 1) {
-        zkl_lock_free(st->lk);
-        st->lk = NULL;
+        zn_let_go(st);
         zn_count(st, 0);
         return;
     }
@@ -387,11 +421,8 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
 {
     ngx_http_zklock_loc_conf_t *lcf;
     ngx_http_zklock_req_t *st;
-    zkl_client_t *c;
-    zkl_conn_event_t state;
-    ngx_str_t key, path;
+    ngx_str_t key;
     ngx_int_t rc;
-    int zrc;
 
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_zklock_module);
     if (lcf->set != 1 || r != r->main)
@@ -423,11 +454,13 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
              * (error_page 503 = @retry, try_files, X-Accel-Redirect),
              * perhaps for another key: decided afresh, or it would run
              * unlocked beside a holder (a review reproduced that). */
+            zn_let_go(st);
             st->phase = NGX_HTTP_ZKLOCK_NONE;
             st->why = NGX_HTTP_ZKLOCK_WHY_NONE;
             st->err = 0;
             st->has_token = 0;
             st->waited = 0;
+            st->began = 0;
             break;
         }
     } else if ((st = zn_record(r)) == NULL) {
@@ -435,7 +468,7 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
     }
     if (ngx_http_complex_value(r, lcf->key, &key) != NGX_OK)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    rc = ngx_http_zklock_lock_path(r, lcf, &key, &path);
+    rc = ngx_http_zklock_lock_path(r, lcf, &key, &st->path);
     if (rc == NGX_ERROR)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     if (rc == NGX_DECLINED) {
@@ -446,7 +479,29 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
         st->phase = NGX_HTTP_ZKLOCK_REFUSED;
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
-    if (lcf->cache && ngx_http_zklock_cache_fresh(r, lcf, &key) == NGX_OK) {
+    return zn_start(r, lcf, st, &key);
+}
+
+/* Decides a request's lock once its path is known, first or again (a
+ * follower whose leader let go): a fresh cache entry needs none; a cache
+ * lock whose key another request of this worker asked for waits for
+ * that one; else ZooKeeper is asked, for what is left of the timeout.
+ * key: the key's value, or NULL to evaluate it again. */
+static ngx_int_t zn_start(ngx_http_request_t *r,
+                          ngx_http_zklock_loc_conf_t *lcf,
+                          ngx_http_zklock_req_t *st, ngx_str_t *key)
+{
+    zkl_client_t *c;
+    zkl_conn_event_t state;
+    ngx_msec_t left;
+    int zrc;
+
+    if (!st->began) {
+        st->started = ngx_current_msec;
+        st->began = 1;
+    }
+    st->waited = ngx_current_msec - st->started;
+    if (lcf->cache && ngx_http_zklock_cache_fresh(r, lcf, key) == NGX_OK) {
         st->phase = NGX_HTTP_ZKLOCK_FRESH;
         return NGX_DECLINED;
     }
@@ -459,13 +514,26 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
     if (state == ZKL_CONN_AUTH_FAILED ||
         (state == ZKL_CONN_SUSPENDED && ngx_http_zklock_ever_connected()))
         return zn_unavailable(r, lcf, st, "the session is not connected");
-    zrc = zkl_lock_new_kind(&st->lk, c, (const char *)path.data,
+    if (st->waited >= lcf->timeout) {
+        st->err = ZKL_ETIMEDOUT;
+        st->phase = NGX_HTTP_ZKLOCK_FAILED;
+        return zn_failed(r, lcf, st);
+    }
+    left = lcf->timeout - st->waited;
+    /* No memory for a group (NGX_ERROR): it asks ZooKeeper alone. */
+    if (lcf->cache &&
+        ngx_http_zklock_group_join(st, r->connection->log) == NGX_AGAIN) {
+        st->phase = NGX_HTTP_ZKLOCK_WAITING;
+        zn_count(st, 1);
+        ngx_add_timer(&st->ev, left);
+        r->read_event_handler = ngx_http_test_reading;
+        return NGX_AGAIN;
+    }
+    zrc = zkl_lock_new_kind(&st->lk, c, (const char *)st->path.data,
                             lcf->shared ? ZKL_KIND_READ : ZKL_KIND_WRITE,
                             zn_on_lock, st);
-    if (zrc == ZKL_OK) {
-        st->started = ngx_current_msec;
-        zrc = zkl_lock_acquire(st->lk, (long)lcf->timeout);
-    }
+    if (zrc == ZKL_OK)
+        zrc = zkl_lock_acquire(st->lk, (long)left);
     if (zrc != ZKL_OK) {
         st->err = zrc;
         st->phase = NGX_HTTP_ZKLOCK_FAILED;
@@ -473,7 +541,7 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
     }
     st->phase = NGX_HTTP_ZKLOCK_WAITING;
     zn_count(st, 1);
-    ngx_add_timer(&st->ev, lcf->timeout + ZN_BACKSTOP_MS);
+    ngx_add_timer(&st->ev, left + ZN_BACKSTOP_MS);
     /* A client that goes away while its request waits ends the request
      * (499), and with it the wait. */
     r->read_event_handler = ngx_http_test_reading;

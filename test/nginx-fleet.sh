@@ -20,6 +20,7 @@
 #   /w/KEY   zklock KEY             /r/KEY   zklock KEY shared
 #   /u/KEY   no lock (the control)  /c/...   zklock_cache_lock on a cache
 #   /nc/...  the cache, no lock     /open/, /closed/   fail_open / closed
+#   /ct/...  zklock_cache_lock, timeout=1s on_timeout=503
 #   /lr/...  limit_req's delay (nginx's own waiting, for the benchmark)
 #   /status  zklock_status
 module=$top_builddir/nginx-module/ngx_http_zklock_module.so
@@ -119,6 +120,13 @@ http {
             proxy_set_header X-Lock-Key \$uri;
             proxy_set_header X-Instance n$n;
             proxy_cache_bypass \$http_x_nocache;
+            proxy_pass http://origin;
+        }
+        location /ct/ {
+            proxy_cache c$n;
+            proxy_cache_key \$scheme\$host\$request_uri;
+            zklock_cache_lock \$scheme\$host\$request_uri timeout=1s on_timeout=503;
+            proxy_set_header X-Lock-Key \$uri;
             proxy_pass http://origin;
         }
         location /ep/ {

@@ -151,6 +151,81 @@ t_cache_lock_one_fetch() {
     [ "$req" -gt 0 ] && [ "$req" -lt $(( $(jfield "$out" sent) / 4 )) ]
 }
 
+# zklock_cache_lock inside one nginx: its requests for one expired key
+# wait for the one of their worker that asks ZooKeeper, instead of each
+# queueing there in turn only to find the entry fresh. A lock node's
+# sequence number counts the nodes made and gone under its key before
+# it: some 80 for 40 requests queued in ZooKeeper, at most 4 for the two
+# workers' leaders.
+t_cache_waiters_collapse() {
+    local url i pids codes l key node seq holder
+    reset_origin
+    url="http://127.0.0.1:${ports[1]}/c/cw?delay_ms=1000&max_age=60"
+    pids=()
+    for i in $(seq 40); do
+        curl -s -m 30 -o /dev/null -w '%{http_code} ' "$url" >>"$tmp/cw.codes" &
+        pids+=($!)
+    done
+    wait_ok "${pids[@]}" || return 1
+    codes=$(cat "$tmp/cw.codes")
+    echo "answers: $codes"; echo "origin: $(stats)"
+    [ "$(echo "$codes" | tr ' ' '\n' | grep -c '^200$')" = 40 ] || return 1
+    [ "$(stat_field requests)" = 1 ] || return 1
+    # A request that bypasses the cache holds the lock for a second.
+    curl -s -m 30 -o /dev/null -H 'X-Nocache: 1' "$url" &
+    holder=$!
+    for _ in $(seq 40); do
+        key=$("$ZKLOCK" ls -s "$zkh" /zklock/nginx 2>/dev/null | grep '%2Fc%2Fcw%3F' | head -1)
+        [ -n "$key" ] && node=$("$ZKLOCK" ls -s "$zkh" "/zklock/nginx/$key" 2>/dev/null | head -1)
+        [ -n "${node:-}" ] && break
+        sleep 0.05
+    done
+    wait_ok $holder || return 1
+    echo "key $key, node after the burst: ${node:-none}"
+    seq=$(echo "${node:-}" | grep -oE '[0-9]{10}$') || return 1
+    [ $((10#$seq)) -le 4 ]
+}
+
+# A worker's cache lock followers: one whose deadline passes before its
+# leader's fetch ends is answered as the location says (503 here), one
+# whose client goes away is gone; the leader's fetch fills the entry for
+# the next. Then a leader whose client goes away mid-fetch (nginx drops
+# its fetch): its followers look again, one fetches, the rest hit.
+t_cache_followers_give_up() {
+    local u h lead gone f pids
+    reset_origin
+    u="http://127.0.0.1:${ports[1]}/ct/fg?delay_ms=2500&max_age=60"
+    curl -s -m 30 -o /dev/null "$u" &
+    lead=$!
+    sleep 0.3
+    curl -s -m 0.5 -o /dev/null "$u" &
+    gone=$!
+    h=$(curl -s -m 30 -o /dev/null -D - "$u" | tr -d '\r')
+    echo "$h"
+    echo "$h" | grep -q '^HTTP/1.1 503' || return 1
+    echo "$h" | grep -q '^X-Zklock-Status: refused:timeout' || return 1
+    wait_ok $lead || return 1
+    wait $gone
+    h=$(curl -s -m 30 -o /dev/null -D - "$u" | tr -d '\r')
+    echo "$h" | grep -q '^X-Zklock-Status: fresh' || { echo "$h"; return 1; }
+    echo "origin: $(stats)"
+    [ "$(stat_field requests)" = 1 ] || return 1
+    reset_origin
+    u="http://127.0.0.1:${ports[1]}/c/lg?delay_ms=1500&max_age=60"
+    curl -s -m 0.5 -o /dev/null "$u" &
+    lead=$!
+    sleep 0.2
+    pids=()
+    for f in 1 2 3; do
+        curl -s -m 30 -o /dev/null "$u" &
+        pids+=($!)
+    done
+    wait $lead
+    wait_ok "${pids[@]}" || return 1
+    echo "origin: $(stats)"
+    [ "$(stat_field requests)" = 2 ] && [ "$(stat_field max_overlap)" = 1 ]
+}
+
 # A request that waits behind a slow holder, whose client goes away:
 # its node goes too.
 # The origin's counts can fail the checks above: without the locks, the
@@ -448,6 +523,8 @@ check exclusive_across_fleet t_exclusive_across_fleet
 check readers_share_writer_alone t_readers_share_writer_alone
 check cache_lock_one_fetch t_cache_lock_one_fetch
 check controls_overlap t_controls_overlap
+check cache_waiters_collapse t_cache_waiters_collapse
+check cache_followers_give_up t_cache_followers_give_up
 check cache_fresh_and_bypass t_cache_fresh_and_bypass
 check redirect_after_refusal t_redirect_after_refusal
 check pass_after_timeout t_pass_after_timeout
