@@ -161,6 +161,18 @@ static long count_state(struct cycle *cy, long n, zkl_lock_state_t st)
 
 static lat_t s_lat;
 static long s_done, s_target;
+static struct event *s_gap; /* --gap-ms: the pause before the next */
+static long s_gap_ms;
+
+static void serial_next(evutil_socket_t fd, short what, void *arg)
+{
+    struct cycle *cy = arg;
+
+    (void)fd;
+    (void)what;
+    cy->t_acquire = now_us();
+    zkl_lock_acquire(cy->lk, -1);
+}
 
 static void serial_event(struct cycle *cy, zkl_lock_event_t ev, int status)
 {
@@ -170,8 +182,14 @@ static void serial_event(struct cycle *cy, zkl_lock_event_t ev, int status)
         zkl_lock_release(cy->lk);
     } else if (ev == ZKL_LOCK_RELEASED) {
         if (++s_done < s_target) {
-            cy->t_acquire = now_us();
-            zkl_lock_acquire(cy->lk, -1);
+            if (s_gap != NULL) {
+                struct timeval tv = {s_gap_ms / 1000,
+                                     (s_gap_ms % 1000) * 1000};
+
+                evtimer_add(s_gap, &tv);
+            } else {
+                serial_next(-1, 0, cy);
+            }
         }
     }
 }
@@ -187,13 +205,19 @@ int bench_serial(const struct opts *o)
     s_target = o->n > 0 ? o->n : 2000;
     cy.on_event = serial_event;
     zkl_lock_new(&cy.lk, c, bench_path("serial", 0), cycle_cb, &cy);
+    /* --gap-ms: requests that do not come back to back (see
+     * create-latency, which bench/nginx sets beside this). */
+    s_gap_ms = o->every;
+    if (s_gap_ms > 0)
+        s_gap = evtimer_new(bench_base, serial_next, &cy);
     /* One cycle first so the lock path exists, as it would in service. */
     s_target++;
     cy.t_acquire = now_us();
     zkl_lock_acquire(cy.lk, -1);
     bench_run_until(&s_done, 1, 30);
     lat_free(&s_lat);
-    note("serial: %ld acquire+release cycles, one at a time", s_target - 1);
+    note("serial: %ld acquire+release cycles, one at a time%s", s_target - 1,
+         s_gap != NULL ? ", paced" : "");
     t0 = now_us();
     cy.t_acquire = t0;
     zkl_lock_acquire(cy.lk, -1);
@@ -201,11 +225,15 @@ int bench_serial(const struct opts *o)
     t1 = now_us();
     json_begin("serial");
     json_int("n", s_done - 1);
+    json_int("gap_ms", s_gap_ms);
     json_num("acquire_p50_us", lat_pct(&s_lat, 50));
     json_num("acquire_p99_us", lat_pct(&s_lat, 99));
     json_num("cycles_per_s", (s_done - 1) / ((double)(t1 - t0) / 1e6));
     json_int("failures", failures);
     json_end();
+    if (s_gap != NULL)
+        event_free(s_gap);
+    s_gap = NULL;
     zkl_lock_free(cy.lk);
     zkl_client_free(c);
     event_base_free(bench_base);

@@ -24,9 +24,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: zklock-bench SCENARIO [-s HOSTS] [--limit SECONDS] [options]\n"
             "  raw            [--pairs N] [--inflight K] [--sessions S] [--list]\n"
-            "  create-latency [--n N] [--gap-ms MS]\n"
+            "  create-latency [--n N] [--gap-ms MS] [--list]\n"
             "  raw-batch      [--creates N] [--rounds R] [--list]\n"
-            "  serial         [--n N]\n"
+            "  serial         [--n N] [--gap-ms MS]\n"
             "  throughput     [--locks N] [--inflight K] [--seconds S]\n"
             "                 [--sessions S | --procs P]\n"
             "  handoff        [--waiters N] [--sessions S] | --procs P\n"
