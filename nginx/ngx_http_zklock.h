@@ -40,6 +40,7 @@
 typedef struct {
     ngx_str_t servers;          /* zklock_servers; empty: module off */
     ngx_msec_t session_timeout; /* zklock_session_timeout */
+    ngx_int_t sessions;         /* zklock_sessions: clients per worker */
 } ngx_http_zklock_main_conf_t;
 
 /* What one location asks: at most one lock per request. */
@@ -110,10 +111,12 @@ extern ngx_module_t ngx_http_zklock_module;
  * zklock_cache_lock reads (ngx_http_zklock_cache.c). */
 extern ngx_module_t ngx_http_proxy_module;
 
-/* The worker's client (NULL outside workers, or with no
- * zklock_servers); whether it has ever been connected. */
-zkl_client_t *ngx_http_zklock_client(void);
-ngx_uint_t ngx_http_zklock_ever_connected(void);
+/* The worker's client for a lock path (NULL outside workers, or with no
+ * zklock_servers; path NULL: the first); whether a client has ever been
+ * connected; all of them (their number). */
+zkl_client_t *ngx_http_zklock_client(ngx_str_t *path);
+ngx_uint_t ngx_http_zklock_ever_connected(zkl_client_t *c);
+ngx_uint_t ngx_http_zklock_clients(zkl_client_t ***clients);
 
 ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_zklock_init_filter(void);

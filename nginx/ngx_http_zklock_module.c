@@ -29,6 +29,9 @@ static ngx_command_t zn_commands[] = {
      NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_msec_slot,
      NGX_HTTP_MAIN_CONF_OFFSET,
      offsetof(ngx_http_zklock_main_conf_t, session_timeout), NULL},
+    {ngx_string("zklock_sessions"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET,
+     offsetof(ngx_http_zklock_main_conf_t, sessions), NULL},
     {ngx_string("zklock"),
      NGX_HTTP_LOC_CONF | NGX_HTTP_LIF_CONF | NGX_CONF_1MORE, zn_lock,
      NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
@@ -74,31 +77,55 @@ ngx_module_t ngx_http_zklock_module = {
     NULL,            /* exit master */
     NGX_MODULE_V1_PADDING};
 
-/* ---- the worker's client ---- */
+/* ---- the worker's clients ---- */
 
-static zkl_client_t *zn_client;
-static ngx_uint_t zn_connected_once;
+/* zklock_sessions of them, each its own session and socket: ZooKeeper
+ * answers one session's requests in order, one after another, so one
+ * session caps a worker's lock rate (bench/nginx measures the server's
+ * ceiling over 1, 2 and 4). A lock path always goes to one client (by
+ * its hash), so a key's waiters of this worker share a session. The
+ * arrays are the worker's (ngx_alloc), freed in exit_process. */
+static zkl_client_t **zn_clients;
+static u_char *zn_connected_once; /* per client */
+static ngx_uint_t zn_nclients;
 
-zkl_client_t *ngx_http_zklock_client(void)
+zkl_client_t *ngx_http_zklock_client(ngx_str_t *path)
 {
-    return zn_client;
+    if (zn_nclients == 0)
+        return NULL;
+    if (zn_nclients == 1 || path == NULL)
+        return zn_clients[0];
+    return zn_clients[ngx_crc32_short(path->data, path->len) % zn_nclients];
 }
 
-ngx_uint_t ngx_http_zklock_ever_connected(void)
+ngx_uint_t ngx_http_zklock_clients(zkl_client_t ***clients)
 {
-    return zn_connected_once;
+    *clients = zn_clients;
+    return zn_nclients;
+}
+
+ngx_uint_t ngx_http_zklock_ever_connected(zkl_client_t *c)
+{
+    ngx_uint_t i;
+
+    for (i = 0; i < zn_nclients; i++)
+        if (zn_clients[i] == c)
+            return zn_connected_once[i];
+    return 0;
 }
 
 static void zn_on_conn(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
 {
     ngx_log_t *log = arg;
     char server[64] = "";
+    ngx_uint_t i;
 
-    (void)c;
     switch (ev) {
     case ZKL_CONN_CONNECTED:
     case ZKL_CONN_RECONNECTED:
-        zn_connected_once = 1;
+        for (i = 0; i < zn_nclients; i++)
+            if (zn_clients[i] == c)
+                zn_connected_once[i] = 1;
         (void)zkl_client_server(c, server, sizeof server);
         ngx_log_error(NGX_LOG_INFO, log, 0, "zklock: %s to %s",
                       zkl_conn_event_name(ev), server);
@@ -125,10 +152,25 @@ static void zn_on_log(zkl_log_level_t level, const char *msg, void *arg)
     ngx_log_error(lv, cycle->log, 0, "%s", msg);
 }
 
+static void zn_free_clients(void)
+{
+    ngx_uint_t i;
+
+    for (i = 0; i < zn_nclients; i++)
+        zkl_client_free(zn_clients[i]);
+    ngx_free(zn_clients);
+    ngx_free(zn_connected_once);
+    zn_clients = NULL;
+    zn_connected_once = NULL;
+    zn_nclients = 0;
+}
+
 static ngx_int_t zn_init_process(ngx_cycle_t *cycle)
 {
     ngx_http_zklock_main_conf_t *mcf;
     zkl_options_t *o = NULL;
+    zkl_client_t *c = NULL;
+    ngx_uint_t n;
     char *hosts;
     int rc;
 
@@ -139,38 +181,47 @@ static ngx_int_t zn_init_process(ngx_cycle_t *cycle)
     if (mcf == NULL || mcf->servers.len == 0)
         return NGX_OK;
     hosts = (char *)mcf->servers.data; /* NUL-terminated: zn_servers */
+    n = (ngx_uint_t)mcf->sessions;
+    zn_clients = ngx_alloc(n * sizeof *zn_clients, cycle->log);
+    zn_connected_once = ngx_calloc(n, cycle->log);
+    if (zn_clients == NULL || zn_connected_once == NULL) {
+        zn_free_clients();
+        return NGX_ERROR;
+    }
     ngx_http_zklock_count_memory(); /* before any zklock object */
     zkl_set_log(zn_on_log, cycle, ZKL_LOG_WARN);
     if ((rc = zkl_options_new(&o)) != ZKL_OK ||
         (rc = zkl_options_set_servers(o, hosts)) != ZKL_OK ||
         (rc = zkl_options_set_session_timeout(
              o, (int)mcf->session_timeout)) != ZKL_OK ||
-        (rc = zkl_options_set_conn_cb(o, zn_on_conn, cycle->log)) !=
-            ZKL_OK ||
-        (rc = zkl_client_new(&zn_client, o)) != ZKL_OK ||
-        (rc = zkl_nginx_attach(zn_client, cycle->log)) != ZKL_OK) {
-        ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
-                      "zklock: no client for \"%s\": %s", hosts,
-                      zkl_strerror(rc));
-        zkl_client_free(zn_client);
-        zn_client = NULL;
-        zkl_options_free(o);
-        return NGX_ERROR;
+        (rc = zkl_options_set_conn_cb(o, zn_on_conn, cycle->log)) != ZKL_OK)
+        goto failed;
+    while (zn_nclients < n) {
+        c = NULL;
+        if ((rc = zkl_client_new(&c, o)) != ZKL_OK ||
+            (rc = zkl_nginx_attach(c, cycle->log)) != ZKL_OK)
+            goto failed;
+        zn_clients[zn_nclients++] = c;
     }
     zkl_options_free(o);
     return NGX_OK;
+failed:
+    ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
+                  "zklock: no client for \"%s\": %s", hosts,
+                  zkl_strerror(rc));
+    zkl_client_free(c);
+    zn_free_clients();
+    zkl_options_free(o);
+    return NGX_ERROR;
 }
 
-/* Closes the session: the nodes of whatever this worker still held or
+/* Closes the sessions: the nodes of whatever this worker still held or
  * waited for go at once (requests still running when a worker exits
  * were cut off by nginx itself). */
 static void zn_exit_process(ngx_cycle_t *cycle)
 {
     (void)cycle;
-    if (zn_client != NULL) {
-        zkl_client_free(zn_client);
-        zn_client = NULL;
-    }
+    zn_free_clients();
     zkl_set_log(NULL, NULL, ZKL_LOG_ERROR);
 }
 
@@ -183,6 +234,7 @@ static void *zn_create_main_conf(ngx_conf_t *cf)
     if (mcf == NULL)
         return NULL;
     mcf->session_timeout = NGX_CONF_UNSET_MSEC;
+    mcf->sessions = NGX_CONF_UNSET;
     return mcf;
 }
 
@@ -195,6 +247,12 @@ static char *zn_init_main_conf(ngx_conf_t *cf, void *conf)
     if (mcf->session_timeout < 1000 || mcf->session_timeout > 3600000) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "zklock_session_timeout: between 1s and 1h");
+        return NGX_CONF_ERROR;
+    }
+    ngx_conf_init_value(mcf->sessions, 1);
+    if (mcf->sessions < 1 || mcf->sessions > 64) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "zklock_sessions: between 1 and 64");
         return NGX_CONF_ERROR;
     }
     return NGX_CONF_OK;

@@ -201,7 +201,7 @@ static ngx_int_t zn_failed(ngx_http_request_t *r,
                            ngx_http_zklock_loc_conf_t *lcf,
                            ngx_http_zklock_req_t *st)
 {
-    zkl_client_t *c = ngx_http_zklock_client();
+    zkl_client_t *c = ngx_http_zklock_client(&st->path);
     zkl_conn_event_t state = zkl_client_state(c);
 
     zn_let_go(st);
@@ -505,14 +505,14 @@ static ngx_int_t zn_start(ngx_http_request_t *r,
         st->phase = NGX_HTTP_ZKLOCK_FRESH;
         return NGX_DECLINED;
     }
-    c = ngx_http_zklock_client();
+    c = ngx_http_zklock_client(&st->path);
     if (c == NULL)
         return zn_unavailable(r, lcf, st, "no zklock_servers");
     /* Not connected now, after having been: ZooKeeper is away (a worker
      * that has not connected yet lets the request wait its timeout). */
     state = zkl_client_state(c);
     if (state == ZKL_CONN_AUTH_FAILED ||
-        (state == ZKL_CONN_SUSPENDED && ngx_http_zklock_ever_connected()))
+        (state == ZKL_CONN_SUSPENDED && ngx_http_zklock_ever_connected(c)))
         return zn_unavailable(r, lcf, st, "the session is not connected");
     if (st->waited >= lcf->timeout) {
         st->err = ZKL_ETIMEDOUT;

@@ -58,8 +58,10 @@ void ngx_http_zklock_count_memory(void)
 
 static ngx_int_t zn_status_handler(ngx_http_request_t *r)
 {
-    zkl_client_t *c = ngx_http_zklock_client();
+    zkl_client_t *c = ngx_http_zklock_client(NULL), **cs;
     struct mallinfo2 mi = mallinfo2();
+    ngx_uint_t i, n, connected = 0;
+    size_t pending = 0;
     char server[64] = "";
     ngx_buf_t *b;
     ngx_chain_t out;
@@ -72,19 +74,27 @@ static ngx_int_t zn_status_handler(ngx_http_request_t *r)
         return rc;
     if (c != NULL)
         (void)zkl_client_server(c, server, sizeof server);
+    n = ngx_http_zklock_clients(&cs);
+    for (i = 0; i < n; i++) {
+        zkl_conn_event_t st = zkl_client_state(cs[i]);
+
+        connected += st == ZKL_CONN_CONNECTED || st == ZKL_CONN_RECONNECTED;
+        pending += zkl_client_pending(cs[i]);
+    }
     b = ngx_create_temp_buf(r->pool, len);
     if (b == NULL)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     b->last = ngx_snprintf(
         b->last, len,
         "{\"pid\": %P, \"state\": \"%s\", \"session\": \"0x%xL\", "
-        "\"server\": \"%s\", \"waiting\": %ui, \"holding\": %ui, "
+        "\"server\": \"%s\", \"sessions\": %ui, \"connected\": %ui, "
+        "\"waiting\": %ui, \"holding\": %ui, "
         "\"pending\": %uz, \"heap_bytes\": %uz, \"zklock_heap_bytes\": %uz}\n",
         ngx_pid,
         c != NULL ? zkl_conn_event_name(zkl_client_state(c)) : "none",
         c != NULL ? (uint64_t)zkl_client_session_id(c) : (uint64_t)0,
-        server, ngx_http_zklock_waiting, ngx_http_zklock_holding,
-        c != NULL ? zkl_client_pending(c) : (size_t)0, mi.uordblks,
+        server, n, connected, ngx_http_zklock_waiting,
+        ngx_http_zklock_holding, pending, mi.uordblks,
         zn_zklock_heap);
     b->last_buf = 1;
     b->last_in_chain = 1;

@@ -23,6 +23,7 @@
 #   /ct/...  zklock_cache_lock, timeout=1s on_timeout=503
 #   /lr/...  limit_req's delay (nginx's own waiting, for the benchmark)
 #   /status  zklock_status
+# ZKL_FLEET_N3_HTTP: http-level lines for instance 3 alone.
 module=$top_builddir/nginx-module/ngx_http_zklock_module.so
 origin_bin=$top_builddir/test/zkl-nginx-origin
 NGINX=${ZKL_TEST_NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
@@ -86,6 +87,7 @@ http {
     access_log ${ZKL_NGINX_ACCESS_LOG:-$d/logs/access.log zk};
     zklock_servers $zkh;
     zklock_session_timeout 4s;
+    $([ "$n" = 3 ] && echo "${ZKL_FLEET_N3_HTTP:-}")
     client_body_temp_path $d/tmp; proxy_temp_path $d/tmp;
     fastcgi_temp_path $d/tmp; uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
     proxy_cache_path $d/cache keys_zone=c$n:1m;

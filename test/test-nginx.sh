@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ngx_http_zklock_module in Debian's own nginx: three nginx instances
-# (two workers each, so six sessions) on loopback ports in front of one
+# (two workers each; the third with three sessions a worker) on loopback ports in front of one
 # slow origin that counts, per key, the requests that overlap
 # (test/nginx-origin.c), and a ZooKeeper server of this script's own (it
 # is stopped in one check). Concurrent clients (test/nginx-load.py) go
@@ -43,6 +43,9 @@ fi
 trap 'fleet_stop; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/www/s"
 printf 'page\n<!--#include virtual="/sub/x?delay_ms=2500" -->\nend\n' >"$tmp/www/s/x.html"
+# The third instance spreads its locks over three sessions per worker:
+# every check across the fleet runs with them too.
+export ZKL_FLEET_N3_HTTP="zklock_sessions 3;"
 if ! fleet_zk || ! fleet_origin >"$tmp/fleet.log" 2>&1 ||
     ! fleet_start 3 2 >>"$tmp/fleet.log" 2>&1; then
     echo "FAIL: $SUITE/start"; cat "$tmp/fleet.log"; echo "0 passed, 1 failed"; exit 1
@@ -79,6 +82,8 @@ EOF
     try_conf "a bad server list" zklock_servers "zklock_servers 'a b c';" ""
     try_conf "a second zklock_servers" duplicate "zklock_servers 127.0.0.1:1; zklock_servers 127.0.0.1:2;" ""
     try_conf "a short session" zklock_session_timeout "zklock_session_timeout 100ms;" ""
+    try_conf "no session" "zklock_sessions: between 1 and 64" "zklock_sessions 0;" ""
+    try_conf "65 sessions" "zklock_sessions: between 1 and 64" "zklock_sessions 65;" ""
     try_conf "two locks" duplicate "" "zklock \$uri; zklock_cache_lock \$uri;"
     try_conf "timeout=0" "zklock: invalid parameter \"timeout=0\"" "" "zklock \$uri timeout=0;"
     try_conf "an unknown parameter" "zklock: invalid parameter \"sharde\"" "" "zklock \$uri sharde;"
@@ -224,6 +229,18 @@ t_cache_followers_give_up() {
     wait_ok "${pids[@]}" || return 1
     echo "origin: $(stats)"
     [ "$(stat_field requests)" = 2 ] && [ "$(stat_field max_overlap)" = 1 ]
+}
+
+# zklock_sessions 3: each worker of the third instance has three
+# sessions, all connected (its locks are spread over them by path).
+t_sessions_per_worker() {
+    local out
+    for _ in $(seq 100); do
+        out=$(curl -s -m 2 "http://127.0.0.1:${ports[3]}/status")
+        [ "$(jfield "$out" sessions)" = 3 ] && [ "$(jfield "$out" connected)" = 3 ] && return 0
+        sleep 0.05
+    done
+    echo "$out"; return 1
 }
 
 # A request that waits behind a slow holder, whose client goes away:
@@ -518,6 +535,7 @@ EOF
 }
 
 check config_errors t_config_errors
+check sessions_per_worker t_sessions_per_worker
 all_connected >"$tmp/conn" 2>&1 || { echo "FAIL: $SUITE/connect"; cat "$tmp/conn"; failed=$((failed + 1)); }
 check exclusive_across_fleet t_exclusive_across_fleet
 check readers_share_writer_alone t_readers_share_writer_alone
