@@ -11,15 +11,19 @@
  * does), and only for a request the proxy will look up at all (its
  * method cached, no proxy_cache_bypass). Every doubt answers "not
  * fresh": a request then takes the
- * lock, which costs a round trip, never a second fetch. An entry within
- * ZN_MARGIN_S of its expiry counts as expired already, so that it cannot
- * expire between this look and the proxy's own (the lock then runs
- * around a request that turns out a hit: harmless). */
+ * lock, which costs a round trip, never a second fetch.
+ *
+ * nginx holds an entry valid while valid_sec >= ngx_time() (whole
+ * seconds, the loop turn's clock). Fresh here means valid_sec > now: the
+ * entry stays valid for the proxy's lookup unless that lookup comes two
+ * seconds of clock later, where it runs in this very loop turn (the
+ * same clock) or, with aio, a turn or so later. A wider margin cost too
+ * much: with a 1 s margin and a 2 s max-age, every request of the
+ * entry's second half of life took the lock around what was a hit, one
+ * at a time per worker (bench/nginx's cache run). */
 #include "ngx_http_zklock.h"
 
 #include <ngx_md5.h>
-
-#define ZN_MARGIN_S 1
 
 static ngx_http_file_cache_node_t *zn_lookup(ngx_http_file_cache_t *cache,
                                              const u_char *key)
@@ -143,5 +147,5 @@ ngx_int_t ngx_http_zklock_cache_fresh(ngx_http_request_t *r,
     if (n != (ssize_t)sizeof h || h.version != NGX_HTTP_CACHE_VERSION ||
         h.vary_len != 0) /* variants: nginx looks further; so do we not */
         return NGX_DECLINED;
-    return h.valid_sec > ngx_time() + ZN_MARGIN_S ? NGX_OK : NGX_DECLINED;
+    return h.valid_sec > ngx_time() ? NGX_OK : NGX_DECLINED;
 }
