@@ -377,7 +377,9 @@ static char *zn_lock(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
      * still empty: a key made of them names the same lock for every
      * host, and for zklock_cache_lock it never matches the cache key. */
     if (ngx_strlcasestrn(value[1].data, value[1].data + value[1].len,
-                         (u_char *)"$proxy_", 7 - 1) != NULL)
+                         (u_char *)"$proxy_", 7 - 1) != NULL ||
+        ngx_strlcasestrn(value[1].data, value[1].data + value[1].len,
+                         (u_char *)"${proxy_", 8 - 1) != NULL)
         ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
                            "%V: \"%V\" uses $proxy_ variables, which are "
                            "empty before the proxy runs: use $host and the "

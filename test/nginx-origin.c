@@ -4,9 +4,10 @@
  *
  *   zkl-nginx-origin PORT
  *
- * GET /PATH?delay_ms=D&max_age=S: answers after D ms (default 0) with
- * "KEY N\n" (N: the key's request count), Cache-Control: max-age=S
- * when S is given. A request's key is its X-Lock-Key header, else its
+ * GET /PATH?delay_ms=D&max_age=S&accel=P: answers after D ms (default
+ * 0) with "KEY N\n" (N: the key's request count), Cache-Control:
+ * max-age=S when S is given, X-Accel-Redirect: P (nginx then serves P
+ * instead) when P is given; &key=K counts it under key K. A request's key is its X-Lock-Key header, else its
  * path; X-Lock-Mode: read makes it a reader of that key, anything else
  * a writer. The X-Fencing-Token header of a writer, if any, is checked
  * against the last one seen for the key: a token not above it is counted
@@ -131,6 +132,7 @@ struct pending {
     struct fetch *fetch; /* when the request named its instance */
     long max_age;
     int reader;
+    char accel[256]; /* X-Accel-Redirect, when not empty */
 };
 
 static void answer(evutil_socket_t fd, short what, void *arg)
@@ -155,6 +157,9 @@ static void answer(evutil_socket_t fd, short what, void *arg)
         evhttp_add_header(evhttp_request_get_output_headers(pd->req),
                           "Cache-Control", cc);
     }
+    if (pd->accel[0] != '\0')
+        evhttp_add_header(evhttp_request_get_output_headers(pd->req),
+                          "X-Accel-Redirect", pd->accel);
     evhttp_send_reply(pd->req, 200, "OK", b);
     evbuffer_free(b);
     if (pd->tmr != NULL)
@@ -171,6 +176,7 @@ static void on_request(struct evhttp_request *req, void *arg)
     struct evbuffer *b;
     long delay = 0;
     struct timeval tv;
+    char key[256] = "";
 
     (void)arg;
     if (path == NULL)
@@ -205,11 +211,17 @@ static void on_request(struct evhttp_request *req, void *arg)
             delay = strtol(v, NULL, 10);
         if ((v = evhttp_find_header(&params, "max_age")) != NULL)
             pd->max_age = strtol(v, NULL, 10);
+        if ((v = evhttp_find_header(&params, "accel")) != NULL)
+            snprintf(pd->accel, sizeof pd->accel, "%s", v);
+        if ((v = evhttp_find_header(&params, "key")) != NULL)
+            snprintf(key, sizeof key, "%s", v);
         evhttp_clear_headers(&params);
     }
     hdrs = evhttp_request_get_input_headers(req);
     if ((v = evhttp_find_header(hdrs, "X-Lock-Key")) != NULL && *v != '\0')
         path = v;
+    if (key[0] != '\0')
+        path = key;
     v = evhttp_find_header(hdrs, "X-Lock-Mode");
     pd->reader = v != NULL && strcmp(v, "read") == 0;
     pd->ps = stat_of(path);

@@ -103,6 +103,21 @@ http { zklock_servers $zkh; zklock_prefix /x/y;
   server { listen 127.0.0.1:1; location / { zklock \$uri shared timeout=2s on_timeout=pass; } } }
 EOF
     ngx -t -q -c "$tmp/good.conf" || rc=1
+    # A key of $proxy_ variables (empty when the lock is taken) is taken
+    # with a warning, in both spellings.
+    local k out
+    for k in '$scheme$proxy_host$request_uri' '${proxy_host}$uri'; do
+        cat >"$tmp/warn.conf" <<EOF
+load_module $module;
+error_log $tmp/warn.log;
+pid $tmp/warn.pid;
+events {}
+http { zklock_servers $zkh;
+  server { listen 127.0.0.1:1; location / { zklock_cache_lock $k; } } }
+EOF
+        out=$(ngx -t -c "$tmp/warn.conf" 2>&1) || { echo "refused: $k: $out"; rc=1; }
+        echo "$out" | grep -qF 'uses $proxy_ variables' || { echo "no warning for $k: $out"; rc=1; }
+    done
     return $rc
 }
 
@@ -241,6 +256,30 @@ t_sessions_per_worker() {
         sleep 0.05
     done
     echo "$out"; return 1
+}
+
+# A request that ran without the lock (on_timeout=pass) and is sent
+# on by its answer (X-Accel-Redirect) to a location that locks another
+# key: there it takes that key's lock, it does not run beside its
+# holder (the decision "passed" was for the first key only). (The
+# origin counts the passed request apart: key=, since it ran beside the
+# first key's holder, as on_timeout=pass says.)
+t_redirect_after_pass() {
+    local holder h1 h2
+    reset_origin
+    curl -s -m 30 -o /dev/null "http://127.0.0.1:${ports[1]}/pt/rp?delay_ms=2500" &
+    holder=$!
+    curl -s -m 30 -o /dev/null "http://127.0.0.1:${ports[2]}/w/rq?delay_ms=2500" &
+    h2=$!
+    sleep 0.3
+    h1=$(curl -s -m 30 -o /dev/null -D - \
+        "http://127.0.0.1:${ports[3]}/pt/rp?delay_ms=10&key=passed&accel=/w/rq%3Fdelay_ms%3D10" | tr -d '\r')
+    echo "$h1"
+    wait_ok $holder $h2 || return 1
+    echo "origin: $(stats)"
+    echo "$h1" | grep -q '^HTTP/1.1 200' || return 1
+    echo "$h1" | grep -q '^X-Zklock-Status: acquired' || return 1
+    [ "$(stat_field conflicts)" = 0 ] && [ "$(stat_field max_overlap)" = 1 ]
 }
 
 # A request that waits behind a slow holder, whose client goes away:
@@ -545,6 +584,7 @@ check cache_waiters_collapse t_cache_waiters_collapse
 check cache_followers_give_up t_cache_followers_give_up
 check cache_fresh_and_bypass t_cache_fresh_and_bypass
 check redirect_after_refusal t_redirect_after_refusal
+check redirect_after_pass t_redirect_after_pass
 check pass_after_timeout t_pass_after_timeout
 check released_with_the_answer t_released_with_the_answer
 check ssi_include_under_the_lock t_ssi_include_under_the_lock
