@@ -282,6 +282,60 @@ t_redirect_after_pass() {
     [ "$(stat_field conflicts)" = 0 ] && [ "$(stat_field max_overlap)" = 1 ]
 }
 
+# A request that holds one key's lock and is sent by its answer
+# (X-Accel-Redirect) to a location that locks another key: it lets the
+# first go and waits for the second's holder there (it fetched beside
+# that holder when it kept the first).
+t_redirect_while_held() {
+    local h2 h1
+    reset_origin
+    curl -s -m 30 -o /dev/null "http://127.0.0.1:${ports[2]}/w/rh2?delay_ms=2500" &
+    h2=$!
+    sleep 0.3
+    h1=$(curl -s -m 30 -o /dev/null -D - \
+        "http://127.0.0.1:${ports[3]}/w/rh1?delay_ms=10&accel=/w/rh2%3Fdelay_ms%3D10" | tr -d '\r')
+    echo "$h1"
+    wait_ok $h2 || return 1
+    echo "origin: $(stats)"
+    echo "$h1" | grep -q '^HTTP/1.1 200' || return 1
+    echo "$h1" | grep -q '^X-Zklock-Status: acquired' || return 1
+    [ "$(stat_field conflicts)" = 0 ] && [ "$(stat_field max_overlap)" = 1 ] || return 1
+    # Both locks let go once it is done.
+    for _ in $(seq 30); do
+        [ "$(nodes_left %2Frh1 %2Frh2)" = 0 ] && return 0
+        sleep 0.1
+    done
+    echo "nodes left: $(nodes_left %2Frh1 %2Frh2)"; return 1
+}
+
+# Cache lock followers ride out a short ZooKeeper outage: woken while
+# the session is away (their leader's answer was not cacheable), they
+# keep waiting for what is left of their timeout instead of being
+# refused (fail_closed) or all sent to the origin (fail_open); once
+# ZooKeeper is back they take the lock in turn.
+t_followers_ride_out_a_blip() {
+    local u pids i codes
+    reset_origin
+    rm -f "$tmp/blip.codes"
+    u="http://127.0.0.1:${ports[1]}/c/blip?delay_ms=1000&max_age=0"
+    pids=()
+    for i in 1 2 3 4 5; do
+        curl -s -m 60 -o /dev/null -w '%{http_code} ' "$u" >>"$tmp/blip.codes" &
+        pids+=($!)
+        [ "$i" = 1 ] && sleep 0.2
+    done
+    sleep 0.3
+    "$zk" stop "$tmp/zk" >/dev/null 2>&1
+    sleep 2
+    "$zk" start "$tmp/zk" >/dev/null || return 1
+    wait_ok "${pids[@]}" || return 1
+    codes=$(cat "$tmp/blip.codes")
+    echo "answers: $codes"; echo "origin: $(stats)"
+    [ "$(echo "$codes" | tr ' ' '\n' | grep -c '^200$')" = 5 ] || return 1
+    [ "$(stat_field max_overlap)" = 1 ] || return 1
+    all_connected
+}
+
 # A request that waits behind a slow holder, whose client goes away:
 # its node goes too.
 # The origin's counts can fail the checks above: without the locks, the
@@ -585,6 +639,7 @@ check cache_followers_give_up t_cache_followers_give_up
 check cache_fresh_and_bypass t_cache_fresh_and_bypass
 check redirect_after_refusal t_redirect_after_refusal
 check redirect_after_pass t_redirect_after_pass
+check redirect_while_held t_redirect_while_held
 check pass_after_timeout t_pass_after_timeout
 check released_with_the_answer t_released_with_the_answer
 check ssi_include_under_the_lock t_ssi_include_under_the_lock
@@ -594,6 +649,7 @@ check key_escaping t_key_escaping
 check worker_killed_mid_hold t_worker_killed_mid_hold
 check reload_under_load t_reload_under_load
 check zookeeper_stopped t_zookeeper_stopped
+check followers_ride_out_a_blip t_followers_ride_out_a_blip
 check lost_hold_aborts t_lost_hold_aborts
 if [ -z "$asan_rt" ]; then
     check valgrind_one_worker t_valgrind_one_worker
