@@ -16,11 +16,17 @@
  * nginx holds an entry valid while valid_sec >= ngx_time() (whole
  * seconds, the loop turn's clock). Fresh here means valid_sec > now: the
  * entry stays valid for the proxy's lookup unless that lookup comes two
- * seconds of clock later, where it runs in this very loop turn (the
- * same clock) or, with aio, a turn or so later. A wider margin cost too
- * much: with a 1 s margin and a 2 s max-age, every request of the
- * entry's second half of life took the lock around what was a hit, one
- * at a time per worker (bench/nginx's cache run). */
+ * seconds of clock later. For a request without a body it comes in
+ * this very loop turn (the same clock), or with aio a turn or so later.
+ * A request with a body is never fresh: the proxy reads the whole body
+ * before it looks, which takes as long as the client likes (a review
+ * had one sent 4.5 s late look, find the entry expired and fetch beside
+ * the lock's holder). A wider margin cost too much: with a 1 s margin
+ * and a 2 s max-age, every request of the entry's second half of life
+ * took the lock around what was a hit, one at a time per worker
+ * (bench/nginx's cache run). Left: an aio header read that completes
+ * over a second of clock later, and an eviction between the two looks,
+ * each fetching once without the lock. */
 #include "ngx_http_zklock.h"
 
 #include <ngx_md5.h>
@@ -71,15 +77,18 @@ static ngx_shm_zone_t *zn_zone(ngx_http_request_t *r,
     return ucf != NULL ? ucf->cache_zone : NULL;
 }
 
-/* Will the proxy look in its cache at all? Not for a method it does not
- * cache (a POST), nor when proxy_cache_bypass says so: such a request
- * goes to the origin whatever the entry, so it must hold the lock (a
- * review saw three bypassing requests at the origin at once, let through
- * as "fresh"). */
+/* Will the proxy look in its cache at all, now? Not for a method it does
+ * not cache (a POST), nor when proxy_cache_bypass says so: such a
+ * request goes to the origin whatever the entry, so it must hold the
+ * lock (a review saw three bypassing requests at the origin at once, let
+ * through as "fresh"). Nor now for a request with a body, which is read
+ * first (see above). */
 static ngx_int_t zn_will_look(ngx_http_request_t *r)
 {
     ngx_http_upstream_conf_t *ucf = zn_upstream_conf(r);
 
+    if (r->headers_in.content_length_n > 0 || r->headers_in.chunked)
+        return NGX_DECLINED;
     if (ucf == NULL)
         return NGX_OK;
     if (!(r->method & ucf->cache_methods))

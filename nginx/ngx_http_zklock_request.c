@@ -460,7 +460,13 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
              * while waiting for another could deadlock two requests
              * redirected crosswise (a review saw the other key fetched
              * beside its holder when the first lock was kept). */
-            st->resuming = 0;
+            if (st->resuming) {
+                /* The phases resumed after the grant: the lock is the
+                 * one just asked for (a key evaluated again could name
+                 * another, and the request would never run). */
+                st->resuming = 0;
+                return NGX_DECLINED;
+            }
             if (zn_same_lock(r, lcf, st))
                 return NGX_DECLINED;
             zn_let_go(st);
@@ -483,6 +489,16 @@ ngx_int_t ngx_http_zklock_handler(ngx_http_request_t *r)
              * perhaps for another key: decided afresh, or it would run
              * unlocked beside a holder (a review reproduced that). */
             zn_let_go(st);
+            /* Nothing of the last decision may act on the next: the
+             * answered record's posted event or poll (a post_action
+             * redirect comes after the response is out; a review saw
+             * the stale event time out a follower at once). */
+            if (st->ev.timer_set)
+                ngx_del_timer(&st->ev);
+            if (st->ev.posted) {
+                ngx_delete_posted_event(&st->ev);
+            }
+            st->ev.timedout = 0;
             st->phase = NGX_HTTP_ZKLOCK_NONE;
             st->why = NGX_HTTP_ZKLOCK_WHY_NONE;
             st->err = 0;

@@ -124,6 +124,12 @@ http {
             proxy_cache_bypass \$http_x_nocache;
             proxy_pass http://origin;
         }
+        # A key that changes each time it is evaluated.
+        location /vk/ {
+            zklock \$uri\$msec timeout=5s;
+            proxy_set_header X-Lock-Key \$uri;
+            proxy_pass http://origin;
+        }
         location /ct/ {
             proxy_cache c$n;
             proxy_cache_key \$scheme\$host\$request_uri;
