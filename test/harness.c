@@ -1,8 +1,13 @@
 /* Test runner and helpers; see harness.h. Each test runs in its own
  * forked process with a time limit, so a hang fails one test, not the
  * suite. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <zookeeper/zookeeper.h>
 
@@ -23,17 +28,38 @@ static const char *ens_dir(void)
     return d;
 }
 
+/* The loop runs while a node stops or starts: on a loaded machine that
+ * takes seconds, and a test that stopped its loop for them would see
+ * its own sessions time out (a holder presumed lost) for a stall that
+ * no program that keeps its loop turning has. */
 void t_ens(const char *cmd, int k)
 {
     char line[1024];
     const char *src = getenv("top_srcdir");
-    int rc;
+    uint64_t end = t_now_ms() + 180000;
+    int status = 0;
+    pid_t pid, got;
 
     snprintf(line, sizeof line, "%s/test/zkserver.sh %s %s/n%d >/dev/null",
              src ? src : ".", cmd, ens_dir(), k);
-    rc = system(line);
-    if (rc != 0)
-        FAILF("zkserver.sh %s n%d failed (%d)", cmd, k, rc);
+    fflush(NULL);
+    if ((pid = fork()) < 0)
+        FAILF("fork: %s", strerror(errno));
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+        _exit(127);
+    }
+    while ((got = waitpid(pid, &status, WNOHANG)) == 0) {
+        if (t_now_ms() > end) {
+            kill(pid, SIGKILL);
+            FAILF("zkserver.sh %s n%d: no end in 180 s", cmd, k);
+        }
+        t_run_for(20);
+    }
+    if (got < 0)
+        FAILF("waitpid: %s", strerror(errno));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        FAILF("zkserver.sh %s n%d failed (%d)", cmd, k, status);
 }
 
 static int ens_port(int k)

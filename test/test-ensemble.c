@@ -204,6 +204,7 @@ static void roll_cb(zkl_lock_t *lk, zkl_lock_event_t ev, int status,
         break;
     case ZKL_LOCK_LOST:
         atomic_fetch_add(&roll_lost, 1);
+        evtimer_del(r->hold); /* nothing to release: the end says LOST */
         if (r->inside_me) {
             atomic_fetch_sub(&roll_inside, 1);
             r->inside_me = 0;
