@@ -265,7 +265,7 @@ static void hold_case(enum state s, enum fault f, fp_t *fp,
             check_session(xc, fp, conns, f);
             /* The hold survives: restored after every suspension, same
              * token, H still waiting. */
-            ASSERT(WAIT_FOR(a.restored == a.suspended, 5000));
+            ASSERT(WAIT_FOR(a.restored == a.suspended, 10000));
             if (f != F_DELAY)
                 ASSERT(a.suspended >= 1);
             ASSERT(zkl_lock_is_held(a.lk));
