@@ -30,7 +30,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 t_start=$SECONDS
 
-if ! bash test/setup.sh --asan --tls; then
+# The packages and the plain build first: most jobs need no more. The
+# other builds (ASan, the TLS client, its two builds) are a job of their
+# own, run beside the first jobs; a job that needs one of them starts
+# once it is there.
+if ! bash test/setup.sh; then
     echo "0 passed, 1 failed"
     exit 1
 fi
@@ -40,6 +44,28 @@ logs=$(mktemp -d /tmp/zklock-ci.XXXXXX)
 trap 'rm -rf "$logs"' EXIT
 
 # ---- the jobs ----
+
+# The builds beyond the plain one, each announced as it is done
+# ($logs/ready.NAME) to the jobs that wait for it (needs, below).
+job_builds() {
+    local step
+    for step in asan tls; do
+        if [ "$step" = asan ]; then
+            bash test/setup.sh --no-plain --asan || break
+        else
+            bash test/setup.sh --no-plain --tls --asan || break
+        fi
+        touch "$logs/ready.$step"
+    done
+    if [ -e "$logs/ready.tls" ]; then
+        echo "PASS: builds"
+        echo "1 passed, 0 failed"
+    else
+        echo "FAIL: builds"
+        echo "0 passed, 1 failed"
+        return 1
+    fi
+}
 
 # suite BUILD [VAR=VALUE...] -- [TEST NAMES...]: test/suite.sh on
 # build/BUILD with the environment given.
@@ -183,12 +209,13 @@ job_distcheck() {
 
 # Shown in this order; started longest first (as measured on
 # 2026-11-28: install 364 s, down to asan_soak 113 s; install, which
-# mostly waits on the package mirror, went 13th before and ended last).
-shown=(plain_c1 plain_c2 plain_soak plain_netns plain_rest plain_zkalloc
+# mostly waits on the package mirror, went 13th before and ended last),
+# less those whose build is not there yet: they start as soon as it is.
+shown=(builds plain_c1 plain_c2 plain_soak plain_netns plain_rest plain_zkalloc
        asan_c1 asan_c2 asan_soak asan_rest valgrind_c1 valgrind_c2
        valgrind_rest tls tls_valgrind nginx asan_nginx fuzz packages install
        distcheck)
-started=(install asan_rest plain_rest asan_c2 plain_c2 asan_c1 plain_zkalloc
+started=(builds install asan_rest plain_rest asan_c2 plain_c2 asan_c1 plain_zkalloc
          valgrind_c2 plain_c1 plain_soak valgrind_c1 packages plain_netns
          tls_valgrind fuzz distcheck tls nginx asan_nginx asan_soak
          valgrind_rest)
@@ -197,30 +224,63 @@ started=(install asan_rest plain_rest asan_c2 plain_c2 asan_c1 plain_zkalloc
 closing='^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$'
 
 # ---- the lanes ----
-declare -A pid_of name_of
+# The build each job needs beyond the plain one.
+declare -A needs=(
+    [asan_c1]=asan [asan_c2]=asan [asan_soak]=asan [asan_rest]=asan
+    [asan_nginx]=asan [tls]=tls [tls_valgrind]=tls)
+declare -A pid_of
 running=0
-reap() { # waits for one job to end
-    local p
-    wait -n -p p
-    running=$((running - 1))
-    echo "-- $(date +%T) done ${name_of[$p]} ($(cat "$logs/${name_of[$p]}.secs") s):" \
-        "$(grep -E "$closing" "$logs/${name_of[$p]}.out" | tail -n 1)"
-}
-for n in "${started[@]}"; do
-    while [ "$running" -ge "$lanes" ]; do reap; done
-    echo "-- $(date +%T) start $n"
+pending=("${started[@]}")
+# The builds job is over (its .secs is written): what is not ready now
+# never will be.
+builds_over() { [ -e "$logs/builds.secs" ]; }
+start() {
+    echo "-- $(date +%T) start $1"
     (
         t0=$SECONDS
-        "job_$n"
+        "job_$1"
         rc=$?
-        echo $((SECONDS - t0)) >"$logs/$n.secs"
+        echo $((SECONDS - t0)) >"$logs/$1.secs"
         exit $rc
-    ) >"$logs/$n.out" 2>&1 </dev/null &
-    pid_of[$n]=$!
-    name_of[$!]=$n
+    ) >"$logs/$1.out" 2>&1 </dev/null &
+    pid_of[$1]=$!
     running=$((running + 1))
+}
+# Starts the first pending job that can start; fails at once one whose
+# build failed. Returns 1 when none could start.
+start_next() {
+    local i n need
+    for i in "${!pending[@]}"; do
+        n=${pending[$i]}
+        need=${needs[$n]:-}
+        if [ -n "$need" ] && [ ! -e "$logs/ready.$need" ]; then
+            builds_over || continue
+            printf 'FAIL: %s (build/%s failed: see builds)\n0 passed, 1 failed\n' \
+                "$n" "$need" >"$logs/$n.out"
+            echo 0 >"$logs/$n.secs"
+            unset "pending[$i]"
+            return 0
+        fi
+        unset "pending[$i]"
+        start "$n"
+        return 0
+    done
+    return 1
+}
+# Polls (a job that waits for a build must start once it is there, not
+# once another job ends): a job is over when its .secs is written.
+while [ "${#pending[@]}" -gt 0 ] || [ "$running" -gt 0 ]; do
+    for n in "${!pid_of[@]}"; do
+        [ -e "$logs/$n.secs" ] || continue
+        wait "${pid_of[$n]}"
+        unset "pid_of[$n]"
+        running=$((running - 1))
+        echo "-- $(date +%T) done $n ($(cat "$logs/$n.secs") s):" \
+            "$(grep -E "$closing" "$logs/$n.out" | tail -n 1)"
+    done
+    while [ "$running" -lt "$lanes" ] && start_next; do :; done
+    sleep 1
 done
-while [ "$running" -gt 0 ]; do reap; done
 
 # ---- the report ----
 . "$top/test/tally.sh"

@@ -63,11 +63,14 @@ build() { # dir, configure args...
     fi
 }
 
-build build/plain
 asan=
+plain=1
 for arg in "$@"; do
     [ "$arg" = --asan ] && asan=1
+    # (test/run-all.sh: the plain build is done, and in use by tests)
+    [ "$arg" = --no-plain ] && plain=
 done
+[ -z "$plain" ] || build build/plain
 for arg in "$@"; do
     case $arg in
     --asan) build build/asan --enable-sanitizers ;;
