@@ -567,7 +567,8 @@ static int is_watched_socket(const zkl_client_t *c, int fd)
  * step whose socket is not ready yet is a cheap no-op). The C client
  * zklock's TLS needs takes one step per zookeeper_process() call
  * (deps/zookeeper-client-01-*.patch); its state while it does. */
-#define ZKL__SSL_CONNECTING 7 /* ZOO_SSL_CONNECTING_STATE, not in 3.8.0's header */
+/* ZOO_SSL_CONNECTING_STATE, not in 3.8.0's header */
+#define ZKL__SSL_CONNECTING 7
 static _Thread_local uint64_t handshake_free_at;
 
 static uint64_t thread_cpu_us(void)

@@ -88,8 +88,8 @@ typedef struct zkl__views zkl__views_t;
  * Any hook may be NULL but deliver, for an op that queues events. An
  * op with deadline,
  * run, watch or session_gone is "driven": driven ops stand first on
- * the client's list, so that the walks of those hooks never pass the (many) lock
- * handles behind them. An op that answers once (once: a write, a
+ * the client's list, so that the walks of those hooks never pass the
+ * (many) lock handles behind them. An op that answers once (once: a write, a
  * contenders request) counts in zkl_client_pending() from
  * zkl__op_add() until its answer is delivered; room sets aside the
  * callback-queue slots it may need at any time (see zkl__evq_promise).

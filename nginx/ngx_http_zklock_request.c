@@ -422,10 +422,10 @@ static ngx_uint_t zn_same_lock(ngx_http_request_t *r,
                                ngx_http_zklock_loc_conf_t *lcf,
                                ngx_http_zklock_req_t *st)
 {
+    zkl_lock_kind_t kind = lcf->shared ? ZKL_KIND_READ : ZKL_KIND_WRITE;
     ngx_str_t key, path;
 
-    if (st->lk == NULL ||
-        zkl_lock_kind(st->lk) != (lcf->shared ? ZKL_KIND_READ : ZKL_KIND_WRITE) ||
+    if (st->lk == NULL || zkl_lock_kind(st->lk) != kind ||
         ngx_http_complex_value(r, lcf->key, &key) != NGX_OK ||
         ngx_http_zklock_lock_path(r, lcf, &key, &path) != NGX_OK)
         return 0;
