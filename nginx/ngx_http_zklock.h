@@ -41,6 +41,12 @@ typedef struct {
     ngx_str_t servers;          /* zklock_servers; empty: module off */
     ngx_msec_t session_timeout; /* zklock_session_timeout */
     ngx_int_t sessions;         /* zklock_sessions: clients per worker */
+    /* zklock_tls and zklock_sasl: NUL-terminated strings from the
+     * configuration's pool (data NULL: not given); the secrets, read
+     * from their files by the master, are wiped when the pool goes. */
+    ngx_str_t tls_ca, tls_cert, tls_key, tls_key_password;
+    ngx_str_t sasl_user, sasl_password, sasl_mechanism, sasl_service,
+        sasl_host;
 } ngx_http_zklock_main_conf_t;
 
 /* What one location asks: at most one lock per request. */

@@ -14,6 +14,8 @@ static char *zn_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child);
 static char *zn_servers(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 static char *zn_lock(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 static char *zn_prefix(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *zn_tls(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *zn_sasl(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 static ngx_int_t zn_init_process(ngx_cycle_t *cycle);
 static void zn_exit_process(ngx_cycle_t *cycle);
 
@@ -32,6 +34,11 @@ static ngx_command_t zn_commands[] = {
     {ngx_string("zklock_sessions"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
      ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET,
      offsetof(ngx_http_zklock_main_conf_t, sessions), NULL},
+    {ngx_string("zklock_tls"),
+     NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE3 | NGX_CONF_TAKE4, zn_tls,
+     NGX_HTTP_MAIN_CONF_OFFSET, 0, NULL},
+    {ngx_string("zklock_sasl"), NGX_HTTP_MAIN_CONF | NGX_CONF_1MORE,
+     zn_sasl, NGX_HTTP_MAIN_CONF_OFFSET, 0, NULL},
     {ngx_string("zklock"),
      NGX_HTTP_LOC_CONF | NGX_HTTP_LIF_CONF | NGX_CONF_1MORE, zn_lock,
      NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
@@ -196,6 +203,20 @@ static ngx_int_t zn_init_process(ngx_cycle_t *cycle)
              o, (int)mcf->session_timeout)) != ZKL_OK ||
         (rc = zkl_options_set_conn_cb(o, zn_on_conn, cycle->log)) != ZKL_OK)
         goto failed;
+    if (mcf->tls_ca.data != NULL &&
+        (rc = zkl_options_set_tls(o, (char *)mcf->tls_ca.data,
+                                  (char *)mcf->tls_cert.data,
+                                  (char *)mcf->tls_key.data,
+                                  (char *)mcf->tls_key_password.data)) !=
+            ZKL_OK)
+        goto failed;
+    if (mcf->sasl_user.data != NULL &&
+        (rc = zkl_options_set_sasl(o, (char *)mcf->sasl_mechanism.data,
+                                   (char *)mcf->sasl_user.data,
+                                   (char *)mcf->sasl_password.data,
+                                   (char *)mcf->sasl_service.data,
+                                   (char *)mcf->sasl_host.data)) != ZKL_OK)
+        goto failed;
     while (zn_nclients < n) {
         c = NULL;
         if ((rc = zkl_client_new(&c, o)) != ZKL_OK ||
@@ -288,6 +309,202 @@ static char *zn_servers(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     /* Kept NUL-terminated, for the workers' zkl_options_set_servers(). */
     mcf->servers.data = (u_char *)hosts;
     mcf->servers.len = value[1].len;
+    return NGX_CONF_OK;
+}
+
+/* ---- zklock_tls and zklock_sasl ---- */
+
+/* A file named in a directive, relative to nginx's configuration prefix,
+ * as a NUL-terminated string; it must be readable now. The ZooKeeper
+ * client reads the TLS files again at every connection, in the worker:
+ * they must be readable by the worker's user too (nginx's "user"). */
+static char *zn_file(ngx_conf_t *cf, const char *directive, ngx_str_t *name,
+                     ngx_str_t *out)
+{
+    ngx_str_t full = *name;
+
+    if (full.len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: an empty file name",
+                           directive);
+        return NGX_CONF_ERROR;
+    }
+    if (ngx_conf_full_name(cf->cycle, &full, 1) != NGX_OK)
+        return NGX_CONF_ERROR;
+    if ((out->data = (u_char *)zn_cstr(cf, &full)) == NULL)
+        return NGX_CONF_ERROR;
+    out->len = full.len;
+    if (access((char *)out->data, R_OK) != 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "%s: cannot read \"%V\"", directive, &full);
+        return NGX_CONF_ERROR;
+    }
+    return NGX_CONF_OK;
+}
+
+static void zn_wipe(void *data)
+{
+    ngx_str_t *secret = data;
+
+    if (secret->data != NULL)
+        ngx_explicit_memzero(secret->data, secret->len);
+}
+
+/* A secret's file (a password, a key's passphrase): its first line,
+ * read now by the master (it may be readable by root only), kept in the
+ * configuration's pool and wiped when the pool is destroyed. */
+static char *zn_secret(ngx_conf_t *cf, const char *directive,
+                       ngx_str_t *name, ngx_str_t *out)
+{
+    ngx_pool_cleanup_t *cln;
+    ngx_str_t path;
+    ngx_fd_t fd;
+    ssize_t n;
+    u_char *buf;
+
+    if (zn_file(cf, directive, name, &path) != NGX_CONF_OK)
+        return NGX_CONF_ERROR;
+    if ((buf = ngx_pcalloc(cf->pool, 1024)) == NULL ||
+        (cln = ngx_pool_cleanup_add(cf->pool, 0)) == NULL)
+        return NGX_CONF_ERROR;
+    out->data = buf;
+    out->len = 1024;
+    cln->handler = zn_wipe;
+    cln->data = out;
+    fd = ngx_open_file(path.data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
+    if (fd == NGX_INVALID_FILE) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "%s: cannot open \"%V\"", directive, &path);
+        return NGX_CONF_ERROR;
+    }
+    n = read(fd, buf, 1023);
+    ngx_close_file(fd);
+    if (n < 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "%s: cannot read \"%V\"", directive, &path);
+        return NGX_CONF_ERROR;
+    }
+    buf[n] = '\0';
+    /* The first line, without its end: "echo secret > file" works. */
+    buf[strcspn((char *)buf, "\r\n")] = '\0';
+    if (buf[0] == '\0') {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: \"%V\" is empty",
+                           directive, &path);
+        return NGX_CONF_ERROR;
+    }
+    return NGX_CONF_OK;
+}
+
+/* NAME=VALUE among a directive's arguments: VALUE (NUL-terminated) in
+ * *out, 1; 0 when the argument is not NAME=. */
+static ngx_int_t zn_param(ngx_conf_t *cf, ngx_str_t *arg, const char *name,
+                          ngx_str_t *out)
+{
+    size_t len = ngx_strlen(name);
+
+    if (arg->len <= len || ngx_strncmp(arg->data, name, len) != 0 ||
+        arg->data[len] != '=')
+        return 0;
+    out->len = arg->len - len - 1;
+    out->data = (u_char *)zn_cstr(cf, &(ngx_str_t){out->len,
+                                                   arg->data + len + 1});
+    return out->data != NULL ? 1 : -1;
+}
+
+static char *zn_no_feature(ngx_conf_t *cf, const char *directive,
+                           const char *what)
+{
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "%s: the ZooKeeper C client this module is linked "
+                       "with has no %s (Debian's has neither TLS nor SASL; "
+                       "deps/build-zookeeper-client.sh --install builds one "
+                       "that has both)",
+                       directive, what);
+    return NGX_CONF_ERROR;
+}
+
+/* zklock_tls CA CERT KEY [key_password_file=FILE]; */
+static char *zn_tls(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_zklock_main_conf_t *mcf = conf;
+    ngx_str_t *value = cf->args->elts, pw;
+    ngx_int_t got;
+
+    (void)cmd;
+    if (mcf->tls_ca.data != NULL)
+        return "is duplicate";
+    if (mcf->sasl_user.data != NULL)
+        return "cannot go with zklock_sasl (one session cannot have both)";
+    if (!(zkl_features() & ZKL_FEATURE_TLS))
+        return zn_no_feature(cf, "zklock_tls", "TLS");
+    if (zn_file(cf, "zklock_tls", &value[1], &mcf->tls_ca) != NGX_CONF_OK ||
+        zn_file(cf, "zklock_tls", &value[2], &mcf->tls_cert) !=
+            NGX_CONF_OK ||
+        zn_file(cf, "zklock_tls", &value[3], &mcf->tls_key) != NGX_CONF_OK)
+        return NGX_CONF_ERROR;
+    if (cf->args->nelts == 5) {
+        if ((got = zn_param(cf, &value[4], "key_password_file", &pw)) < 0)
+            return NGX_CONF_ERROR;
+        if (got == 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "zklock_tls: unknown parameter \"%V\"",
+                               &value[4]);
+            return NGX_CONF_ERROR;
+        }
+        if (zn_secret(cf, "zklock_tls", &pw, &mcf->tls_key_password) !=
+            NGX_CONF_OK)
+            return NGX_CONF_ERROR;
+    }
+    return NGX_CONF_OK;
+}
+
+/* zklock_sasl USER [password_file=FILE] [mechanism=NAME] [service=NAME]
+ * [host=NAME]; */
+static char *zn_sasl(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_zklock_main_conf_t *mcf = conf;
+    ngx_str_t *value = cf->args->elts, pwfile = ngx_null_string;
+    ngx_uint_t i;
+    ngx_int_t got;
+
+    (void)cmd;
+    if (mcf->sasl_user.data != NULL)
+        return "is duplicate";
+    if (mcf->tls_ca.data != NULL)
+        return "cannot go with zklock_tls (one session cannot have both)";
+    if (!(zkl_features() & ZKL_FEATURE_SASL))
+        return zn_no_feature(cf, "zklock_sasl", "SASL");
+    if (value[1].len == 0 || ngx_strlchr(value[1].data,
+                                         value[1].data + value[1].len,
+                                         '=') != NULL)
+        return "needs a user name first";
+    mcf->sasl_user.len = value[1].len;
+    if ((mcf->sasl_user.data = (u_char *)zn_cstr(cf, &value[1])) == NULL)
+        return NGX_CONF_ERROR;
+    for (i = 2; i < cf->args->nelts; i++) {
+        if ((got = zn_param(cf, &value[i], "password_file", &pwfile)) == 0 &&
+            (got = zn_param(cf, &value[i], "mechanism",
+                            &mcf->sasl_mechanism)) == 0 &&
+            (got = zn_param(cf, &value[i], "service", &mcf->sasl_service)) ==
+                0 &&
+            (got = zn_param(cf, &value[i], "host", &mcf->sasl_host)) == 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "zklock_sasl: unknown parameter \"%V\"",
+                               &value[i]);
+            return NGX_CONF_ERROR;
+        }
+        if (got < 0)
+            return NGX_CONF_ERROR;
+    }
+    if (pwfile.data != NULL) {
+        if (zn_secret(cf, "zklock_sasl", &pwfile, &mcf->sasl_password) !=
+            NGX_CONF_OK)
+            return NGX_CONF_ERROR;
+    } else if (mcf->sasl_mechanism.data == NULL ||
+               ngx_strcasecmp(mcf->sasl_mechanism.data,
+                              (u_char *)"GSSAPI") != 0) {
+        /* Kerberos takes its credentials from the environment. */
+        return "needs password_file= (all but mechanism=GSSAPI)";
+    }
     return NGX_CONF_OK;
 }
 

@@ -93,6 +93,12 @@ EOF
     try_conf "a relative prefix" "zklock_prefix" "zklock_prefix a;" ""
     try_conf "a bad unavailable mode" "invalid value \"maybe\"" "zklock_unavailable maybe;" ""
     try_conf "zklock_status with an argument" "zklock_status" "" "zklock_status on;"
+    # Debian's ZooKeeper C client has neither TLS nor SASL: the directives
+    # say so (test-tls.sh runs them on a build whose client has both).
+    if ! grep -q '^#define ZKL_HAVE_ZK_TLS 1' "$top_builddir/config.h"; then
+        try_conf "TLS without it" "has no TLS" "zklock_tls /dev/null /dev/null /dev/null;" ""
+        try_conf "SASL without it" "has no SASL" "zklock_sasl u password_file=/dev/null;" ""
+    fi
     # And a good one passes.
     cat >"$tmp/good.conf" <<EOF
 load_module $module;

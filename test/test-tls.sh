@@ -239,4 +239,143 @@ t_curator_tls() {
 }
 check curator-tls t_curator_tls
 
+# ---- 6. the nginx module over TLS and over SASL ----
+# One nginx (one worker) per configuration, its zklock_tls or
+# zklock_sasl pointed at the secured servers above: a request takes its
+# lock through them (a token), or, refused, is answered 503 and the
+# error log says why.
+. "$top_srcdir/test/nginx-fleet.sh"
+# nginx_with NAME HOSTS HTTP-LINES: starts it; $ngx_port
+nginx_with() {
+    local d=$tmp/ngx-$1
+    mkdir -p "$d/logs" "$d/tmp" "$d/www/w"
+    echo hello >"$d/www/w/x"
+    ngx_port=$(free_port) || return 1
+    cat >"$d/nginx.conf" <<EOF
+load_module $module;
+worker_processes 1;
+error_log $d/logs/error.log info;
+pid $d/nginx.pid;
+user root;
+events {}
+http {
+    access_log off;
+    client_body_temp_path $d/tmp; proxy_temp_path $d/tmp;
+    fastcgi_temp_path $d/tmp; uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
+    zklock_servers $2;
+    zklock_session_timeout 6s;
+    $3
+    server {
+        listen 127.0.0.1:$ngx_port;
+        add_header X-Zklock-Status \$zklock_status always;
+        add_header X-Zklock-Token \$zklock_token always;
+        location /w/ { zklock \$uri timeout=20s; root $d/www; }
+    }
+}
+EOF
+    ngx -p "$d" -c "$d/nginx.conf" || return 1
+    nginxes+=("$d")
+}
+nginxes=()
+stop_nginxes() {
+    local d
+    for d in "${nginxes[@]+"${nginxes[@]}"}"; do
+        ngx -p "$d" -c "$d/nginx.conf" -s stop 2>/dev/null
+    done
+    nginxes=()
+}
+# get_locked: one request through the instance just started; its status
+# and headers in $tmp/h. The first may wait for the handshake.
+get_locked() {
+    curl -s -m 30 -D "$tmp/h" -o /dev/null -w '%{http_code}' \
+        "http://127.0.0.1:$ngx_port/w/x"
+}
+# A request whose lock was taken: 200, acquired, a token.
+locked_ok() {
+    local code
+    code=$(get_locked)
+    [ "$code" = 200 ] && grep -qi '^X-Zklock-Status: acquired' "$tmp/h" &&
+        grep -qiE '^X-Zklock-Token: [0-9]+' "$tmp/h" ||
+        { echo "got $code:"; cat "$tmp/h"; tail -5 "$1/logs/error.log"; return 1; }
+}
+# A request refused: 503, and the error log holds WHY.
+refused_with() { # WHY
+    local code d=${nginxes[${#nginxes[@]}-1]}
+    code=$(get_locked)
+    [ "$code" = 503 ] || { echo "got $code, wanted 503"; cat "$tmp/h"; return 1; }
+    grep -qF -- "$1" "$d/logs/error.log" ||
+        { echo "no \"$1\" in the log:"; tail -20 "$d/logs/error.log"; return 1; }
+}
+t_nginx_tls() {
+    nginx_with tls "$tls_h" "zklock_tls $certs/ca.pem $certs/client.cert.pem $certs/client.key.pem;" &&
+        locked_ok "$tmp/ngx-tls"
+}
+t_nginx_tls_key_password() {
+    nginx_with tls-pw "$tls_h" "zklock_tls $certs/ca.pem $certs/client.cert.pem $certs/client-enc.key.pem key_password_file=$certs/client-enc.pass;" &&
+        locked_ok "$tmp/ngx-tls-pw"
+}
+t_nginx_tls_untrusted() {
+    # A client certificate the server does not trust.
+    nginx_with tls-bad "$tls_h" "zklock_tls $certs/ca.pem $certs/other-client.cert.pem $certs/other-client.key.pem;" &&
+        refused_with "TLS handshake"
+}
+t_nginx_sasl() {
+    printf '%s\n' "$sasl_pw" >"$tmp/ngx-sasl.pw"
+    nginx_with sasl "$sasl_h" "zklock_sasl $sasl_user password_file=$tmp/ngx-sasl.pw;" &&
+        locked_ok "$tmp/ngx-sasl"
+}
+t_nginx_sasl_wrong_password() {
+    echo wrong >"$tmp/ngx-sasl-bad.pw"
+    nginx_with sasl-bad "$sasl_h" "zklock_sasl $sasl_user password_file=$tmp/ngx-sasl-bad.pw;" &&
+        refused_with "authentication refused"
+}
+# Refused by nginx -t, saying why.
+t_nginx_secure_config_errors() {
+    local rc=0 out
+    : >"$tmp/empty.pw"
+    try_conf() { # what, a word the message must hold, http lines
+        cat >"$tmp/bad.conf" <<EOF
+load_module $module;
+error_log $tmp/bad.log;
+pid $tmp/bad.pid;
+events {}
+http { zklock_servers $tls_h; $3 }
+EOF
+        if out=$(ngx -t -q -c "$tmp/bad.conf" 2>&1); then
+            echo "accepted: $1"; rc=1
+        elif ! echo "$out" | grep -qF -- "$2"; then
+            echo "no word of \"$2\" for $1: $out"; rc=1
+        fi
+    }
+    local t="zklock_tls $certs/ca.pem $certs/client.cert.pem $certs/client.key.pem"
+    try_conf "TLS and SASL" "cannot go with zklock_tls" "$t; zklock_sasl u password_file=$tmp/ngx-sasl.pw;"
+    try_conf "SASL and TLS" "cannot go with zklock_sasl" "zklock_sasl u password_file=$tmp/ngx-sasl.pw; $t;"
+    try_conf "two zklock_tls" duplicate "$t; $t;"
+    try_conf "a missing CA file" "cannot read \"$tmp/nope.pem\"" "zklock_tls $tmp/nope.pem $certs/client.cert.pem $certs/client.key.pem;"
+    try_conf "an unknown parameter" "unknown parameter \"password=x\"" "$t password=x;"
+    try_conf "an empty password file" "is empty" "zklock_sasl u password_file=$tmp/empty.pw;"
+    try_conf "no password" "needs password_file=" "zklock_sasl u;"
+    try_conf "no user" "needs a user name first" "zklock_sasl password_file=$tmp/ngx-sasl.pw;"
+    try_conf "a SASL typo" "unknown parameter \"pasword_file=x\"" "zklock_sasl u pasword_file=x;"
+    return $rc
+}
+why=$(fleet_check)
+if [ -n "$why" ]; then
+    if [ -n "${ZKL_TEST_REQUIRE_NGINX:-}" ]; then
+        echo "FAIL: $SUITE/nginx ($why, and ZKL_TEST_REQUIRE_NGINX is set)"
+        failed=$((failed + 1))
+    else
+        skip nginx "$why"
+    fi
+else
+    trap 'stop_nginxes; stop_servers; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+    check nginx-tls t_nginx_tls
+    check nginx-tls-key-password t_nginx_tls_key_password
+    check nginx-tls-untrusted t_nginx_tls_untrusted
+    check nginx-sasl t_nginx_sasl
+    check nginx-sasl-wrong-password t_nginx_sasl_wrong_password
+    check nginx-secure-config-errors t_nginx_secure_config_errors
+    stop_nginxes
+fi
+
 finish
