@@ -172,6 +172,43 @@ static void zn_free_clients(void)
     zn_nclients = 0;
 }
 
+/* zklock_tls's or zklock_sasl's settings into o: at configuration time
+ * (into options made only for that) so that nginx -t refuses what the
+ * workers' clients would, and in each worker. */
+static int zn_set_secure(zkl_options_t *o,
+                         const ngx_http_zklock_main_conf_t *mcf)
+{
+    if (mcf->tls_ca.data != NULL)
+        return zkl_options_set_tls(o, (char *)mcf->tls_ca.data,
+                                   (char *)mcf->tls_cert.data,
+                                   (char *)mcf->tls_key.data,
+                                   (char *)mcf->tls_key_password.data);
+    if (mcf->sasl_user.data != NULL)
+        return zkl_options_set_sasl(o, (char *)mcf->sasl_mechanism.data,
+                                    (char *)mcf->sasl_user.data,
+                                    (char *)mcf->sasl_password.data,
+                                    (char *)mcf->sasl_service.data,
+                                    (char *)mcf->sasl_host.data);
+    return ZKL_OK;
+}
+
+static char *zn_check_secure(ngx_conf_t *cf, const char *directive,
+                             const ngx_http_zklock_main_conf_t *mcf)
+{
+    zkl_options_t *o = NULL;
+    int rc;
+
+    if ((rc = zkl_options_new(&o)) == ZKL_OK)
+        rc = zn_set_secure(o, mcf);
+    zkl_options_free(o);
+    if (rc != ZKL_OK) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: %s", directive,
+                           zkl_strerror(rc));
+        return NGX_CONF_ERROR;
+    }
+    return NGX_CONF_OK;
+}
+
 static ngx_int_t zn_init_process(ngx_cycle_t *cycle)
 {
     ngx_http_zklock_main_conf_t *mcf;
@@ -203,19 +240,7 @@ static ngx_int_t zn_init_process(ngx_cycle_t *cycle)
              o, (int)mcf->session_timeout)) != ZKL_OK ||
         (rc = zkl_options_set_conn_cb(o, zn_on_conn, cycle->log)) != ZKL_OK)
         goto failed;
-    if (mcf->tls_ca.data != NULL &&
-        (rc = zkl_options_set_tls(o, (char *)mcf->tls_ca.data,
-                                  (char *)mcf->tls_cert.data,
-                                  (char *)mcf->tls_key.data,
-                                  (char *)mcf->tls_key_password.data)) !=
-            ZKL_OK)
-        goto failed;
-    if (mcf->sasl_user.data != NULL &&
-        (rc = zkl_options_set_sasl(o, (char *)mcf->sasl_mechanism.data,
-                                   (char *)mcf->sasl_user.data,
-                                   (char *)mcf->sasl_password.data,
-                                   (char *)mcf->sasl_service.data,
-                                   (char *)mcf->sasl_host.data)) != ZKL_OK)
+    if ((rc = zn_set_secure(o, mcf)) != ZKL_OK)
         goto failed;
     while (zn_nclients < n) {
         c = NULL;
@@ -454,7 +479,7 @@ static char *zn_tls(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
             NGX_CONF_OK)
             return NGX_CONF_ERROR;
     }
-    return NGX_CONF_OK;
+    return zn_check_secure(cf, "zklock_tls", mcf);
 }
 
 /* zklock_sasl USER [password_file=FILE] [mechanism=NAME] [service=NAME]
@@ -505,7 +530,7 @@ static char *zn_sasl(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         /* Kerberos takes its credentials from the environment. */
         return "needs password_file= (all but mechanism=GSSAPI)";
     }
-    return NGX_CONF_OK;
+    return zn_check_secure(cf, "zklock_sasl", mcf);
 }
 
 static void *zn_create_loc_conf(ngx_conf_t *cf)

@@ -356,6 +356,9 @@ EOF
     try_conf "an empty password file" "is empty" "zklock_sasl u password_file=$tmp/empty.pw;"
     try_conf "no password" "needs password_file=" "zklock_sasl u;"
     try_conf "no user" "needs a user name first" "zklock_sasl password_file=$tmp/ngx-sasl.pw;"
+    cp "$certs/ca.pem" "$tmp/a,b.pem"
+    # (the C client's format has no room for a ',' in a file name)
+    try_conf "a ',' in a file name" "zklock_tls: invalid argument" "zklock_tls $tmp/a,b.pem $certs/client.cert.pem $certs/client.key.pem;"
     try_conf "a SASL typo" "unknown parameter \"pasword_file=x\"" "zklock_sasl u pasword_file=x;"
     return $rc
 }
