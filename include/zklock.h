@@ -424,7 +424,9 @@ ZKL_EXTERN unsigned zkl_features(void);
  * servers' certificates; cert_file
  * and key_file: the client's certificate chain and private key, PEM,
  * which a ZooKeeper TLS port requires; key_password: the key's
- * passphrase, NULL for a key that has none. The files are read at every
+ * passphrase, NULL for a key that has none (a key that has one then
+ * fails to load, a definite TLS failure: never a prompt on the
+ * terminal, which OpenSSL would otherwise make). The files are read at every
  * connection, so renewed certificates take effect at the next one. The
  * ZooKeeper C client checks the server's certificate chain against
  * ca_file only, not the system's CAs, and not the server's name. The

@@ -34,7 +34,7 @@ extern ZOOAPI ZooLogLevel logLevel;
 #define ZKL__SECRET_MAX 1024
 
 struct zkl__secure {
-    char *tls;                /* "ca,cert,key[,password]"; NULL: no TLS */
+    char *tls;                /* "ca,cert,key,password"; NULL: no TLS */
     char *mech, *user, *service, *host;
     char *password;           /* wiped before it is freed */
     zkl_sasl_password_cb pw_cb;
@@ -98,6 +98,9 @@ static zkl__secure_t *secure_of(zkl_options_t *o)
     return o->secure;
 }
 
+/* (see zkl_options_set_tls: no ',' in it) */
+#define ZKL__NO_PASSPHRASE "zklock: this key has no passphrase"
+
 /* A file name the C client's "ca,cert,key,password" string can carry:
  * it splits at every ',' and skips empty fields. */
 static int tls_field_ok(const char *s)
@@ -123,8 +126,15 @@ int zkl_options_set_tls(zkl_options_t *o, const char *ca_file,
         return ZKL_ENOTSUP;
     if ((s = secure_of(o)) == NULL)
         return ZKL_ENOMEM;
+    /* Without a passphrase the C client would leave OpenSSL's default
+     * one in place, which asks for it on the terminal, blocking the
+     * loop (forever, in a foreground program with a tty). A passphrase
+     * no key has stands in: a key that needs one fails to load instead,
+     * a definite TLS failure that the log names. */
+    if (key_password == NULL || key_password[0] == '\0')
+        key_password = ZKL__NO_PASSPHRASE;
     n = strlen(ca_file) + strlen(cert_file) + strlen(key_file) + 4 +
-        (key_password != NULL ? strlen(key_password) : 0);
+        strlen(key_password);
     if ((t = zkl__malloc(n)) == NULL)
         return ZKL_ENOMEM;
     strcpy(t, ca_file);
@@ -132,10 +142,8 @@ int zkl_options_set_tls(zkl_options_t *o, const char *ca_file,
     strcat(t, cert_file);
     strcat(t, ",");
     strcat(t, key_file);
-    if (key_password != NULL && key_password[0] != '\0') {
-        strcat(t, ",");
-        strcat(t, key_password);
-    }
+    strcat(t, ",");
+    strcat(t, key_password);
     wipe_free(s->tls);
     s->tls = t;
     return ZKL_OK;

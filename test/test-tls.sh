@@ -210,7 +210,19 @@ t_cli_sasl() {
     [ $st = 2 ] && grep -q "never taken on the command line" "$tmp/err" ||
         { echo "--sasl-password: exit $st"; cat "$tmp/err"; return 1; }
 }
+# A key with a passphrase and none given: a TLS failure, never a prompt
+# on the terminal (OpenSSL's default, which blocked the loop for good in
+# a program that has one: script(1) gives zklock a terminal here).
+t_cli_tls_key_without_passphrase() {
+    local st
+    timeout 60 script -qefc "$ZKLOCK run -s $tls_h --tls-ca $certs/ca.pem --tls-cert $certs/client.cert.pem --tls-key $certs/client-enc.key.pem -t 20 /zkl-tls-cli/c -- true" \
+        "$tmp/typescript" </dev/null >"$tmp/out" 2>&1; st=$?
+    [ $st = 6 ] || { echo "exit $st, wanted 6"; cat "$tmp/out"; return 1; }
+    ! grep -qi "pass phrase" "$tmp/out" || { echo "it asked:"; cat "$tmp/out"; return 1; }
+    grep -q "TLS handshake failed" "$tmp/out" || { cat "$tmp/out"; return 1; }
+}
 check cli-tls t_cli_tls
+check cli-tls-key-without-passphrase t_cli_tls_key_without_passphrase
 check cli-tls-wrong-ca t_cli_tls_wrong_ca
 check cli-sasl t_cli_sasl
 
