@@ -6,6 +6,10 @@
 
 #include <zklock_nginx.h>
 
+#include <grp.h>
+#include <pwd.h>
+#include <sys/wait.h>
+
 static ngx_int_t zn_postconfiguration(ngx_conf_t *cf);
 static void *zn_create_main_conf(ngx_conf_t *cf);
 static char *zn_init_main_conf(ngx_conf_t *cf, void *conf);
@@ -95,6 +99,17 @@ ngx_module_t ngx_http_zklock_module = {
 static zkl_client_t **zn_clients;
 static u_char *zn_connected_once; /* per client */
 static ngx_uint_t zn_nclients;
+/* A client that ended (ZKL_CONN_AUTH_FAILED: a TLS handshake that failed
+ * for good, an identity refused) is made anew after 1 s, then 2, 4, ...
+ * at most a minute: a certificate renewal caught halfway, or a password
+ * changed on the servers before here, heals without a reload. From a
+ * timer, not from the ended client's own callback. Per client; the
+ * options, the worker's, are kept for it. */
+static ngx_event_t *zn_revive;
+static ngx_msec_t *zn_backoff;
+static zkl_options_t *zn_options;
+#define ZN_REVIVE_FIRST_MS 1000
+#define ZN_REVIVE_MOST_MS 60000
 
 zkl_client_t *ngx_http_zklock_client(ngx_str_t *path)
 {
@@ -121,18 +136,55 @@ ngx_uint_t ngx_http_zklock_ever_connected(zkl_client_t *c)
     return 0;
 }
 
+static void zn_revive_now(ngx_event_t *ev)
+{
+    ngx_uint_t i = (ngx_uint_t)(uintptr_t)ev->data;
+    zkl_client_t *old = zn_clients[i], *c = NULL;
+    int rc;
+
+    if ((rc = zkl_client_new(&c, zn_options)) != ZKL_OK ||
+        (rc = zkl_nginx_attach(c, ev->log)) != ZKL_OK) {
+        zkl_client_free(c);
+        ngx_log_error(NGX_LOG_ERR, ev->log, 0,
+                      "zklock: no new client: %s (again in %M ms)",
+                      zkl_strerror(rc), zn_backoff[i]);
+        ngx_add_timer(ev, zn_backoff[i]);
+        zn_backoff[i] = ngx_min(2 * zn_backoff[i], ZN_REVIVE_MOST_MS);
+        return;
+    }
+    /* The new one first: whatever the old one's end still tells (each
+     * call of it answers ZKL_ECLOSED from now on) may start anew. Not
+     * connected yet, it lets requests wait their timeout. */
+    zn_clients[i] = c;
+    zn_connected_once[i] = 0;
+    ngx_log_error(NGX_LOG_NOTICE, ev->log, 0,
+                  "zklock: a new session in place of the one that ended");
+    zkl_client_free(old);
+}
+
 static void zn_on_conn(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
 {
     ngx_log_t *log = arg;
     char server[64] = "";
     ngx_uint_t i;
 
+    for (i = 0; i < zn_nclients && zn_clients[i] != c; i++)
+        ;
+    if (ev == ZKL_CONN_AUTH_FAILED && i < zn_nclients &&
+        !zn_revive[i].timer_set) {
+        ngx_log_error(NGX_LOG_ERR, log, 0,
+                      "zklock: the session ended for good: a new one in "
+                      "%M ms", zn_backoff[i]);
+        ngx_add_timer(&zn_revive[i], zn_backoff[i]);
+        zn_backoff[i] = ngx_min(2 * zn_backoff[i], ZN_REVIVE_MOST_MS);
+    }
     switch (ev) {
     case ZKL_CONN_CONNECTED:
     case ZKL_CONN_RECONNECTED:
-        for (i = 0; i < zn_nclients; i++)
-            if (zn_clients[i] == c)
-                zn_connected_once[i] = 1;
+        if (i < zn_nclients) {
+            zn_connected_once[i] = 1;
+            zn_backoff[i] = ZN_REVIVE_FIRST_MS;
+        }
         (void)zkl_client_server(c, server, sizeof server);
         ngx_log_error(NGX_LOG_INFO, log, 0, "zklock: %s to %s",
                       zkl_conn_event_name(ev), server);
@@ -163,12 +215,21 @@ static void zn_free_clients(void)
 {
     ngx_uint_t i;
 
-    for (i = 0; i < zn_nclients; i++)
+    for (i = 0; i < zn_nclients; i++) {
+        if (zn_revive[i].timer_set)
+            ngx_del_timer(&zn_revive[i]);
         zkl_client_free(zn_clients[i]);
+    }
     ngx_free(zn_clients);
     ngx_free(zn_connected_once);
+    ngx_free(zn_revive);
+    ngx_free(zn_backoff);
+    zkl_options_free(zn_options);
     zn_clients = NULL;
     zn_connected_once = NULL;
+    zn_revive = NULL;
+    zn_backoff = NULL;
+    zn_options = NULL;
     zn_nclients = 0;
 }
 
@@ -214,7 +275,7 @@ static ngx_int_t zn_init_process(ngx_cycle_t *cycle)
     ngx_http_zklock_main_conf_t *mcf;
     zkl_options_t *o = NULL;
     zkl_client_t *c = NULL;
-    ngx_uint_t n;
+    ngx_uint_t n, i;
     char *hosts;
     int rc;
 
@@ -228,9 +289,19 @@ static ngx_int_t zn_init_process(ngx_cycle_t *cycle)
     n = (ngx_uint_t)mcf->sessions;
     zn_clients = ngx_alloc(n * sizeof *zn_clients, cycle->log);
     zn_connected_once = ngx_calloc(n, cycle->log);
-    if (zn_clients == NULL || zn_connected_once == NULL) {
+    zn_revive = ngx_calloc(n * sizeof *zn_revive, cycle->log);
+    zn_backoff = ngx_alloc(n * sizeof *zn_backoff, cycle->log);
+    if (zn_clients == NULL || zn_connected_once == NULL ||
+        zn_revive == NULL || zn_backoff == NULL) {
         zn_free_clients();
         return NGX_ERROR;
+    }
+    for (i = 0; i < n; i++) {
+        zn_revive[i].handler = zn_revive_now;
+        zn_revive[i].data = (void *)(uintptr_t)i;
+        zn_revive[i].log = cycle->log;
+        zn_revive[i].cancelable = 1; /* a worker's exit does not wait */
+        zn_backoff[i] = ZN_REVIVE_FIRST_MS;
     }
     ngx_http_zklock_count_memory(); /* before any zklock object */
     zkl_set_log(zn_on_log, cycle, ZKL_LOG_WARN);
@@ -249,15 +320,15 @@ static ngx_int_t zn_init_process(ngx_cycle_t *cycle)
             goto failed;
         zn_clients[zn_nclients++] = c;
     }
-    zkl_options_free(o);
+    zn_options = o;
     return NGX_OK;
 failed:
     ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
                   "zklock: no client for \"%s\": %s", hosts,
                   zkl_strerror(rc));
     zkl_client_free(c);
-    zn_free_clients();
     zkl_options_free(o);
+    zn_free_clients();
     return NGX_ERROR;
 }
 
@@ -284,6 +355,84 @@ static void *zn_create_main_conf(ngx_conf_t *cf)
     return mcf;
 }
 
+/* The TLS files are read by the workers, at each connection, as nginx's
+ * "user": a file only the master can read would pass every check made
+ * here and fail in each worker, leaving it without locks. So a child
+ * takes on the workers' user (as the master, root, does for them) and
+ * tries. Here, not in init_module, whose failure ends the master on a
+ * reload: a refused configuration leaves the running one in place. The
+ * user is the one "user" named before the http block, or nginx's
+ * default for a root master (a "user" placed after it is not known
+ * yet). */
+static char *zn_workers_read(ngx_conf_t *cf,
+                             const ngx_http_zklock_main_conf_t *mcf)
+{
+    const ngx_str_t *files[3] = {&mcf->tls_ca, &mcf->tls_cert,
+                                 &mcf->tls_key};
+    ngx_core_conf_t *ccf;
+    const char *user;
+    struct passwd *pw;
+    struct group *gr;
+    sigset_t chld, old;
+    uid_t uid;
+    gid_t gid;
+    pid_t pid;
+    int st = 0;
+
+    if (geteuid() != 0)
+        return NGX_CONF_OK; /* the workers are the master's user */
+    ccf = (ngx_core_conf_t *)ngx_get_conf(cf->cycle->conf_ctx,
+                                          ngx_core_module);
+    if (ccf->user != (ngx_uid_t)NGX_CONF_UNSET_UINT) {
+        user = ccf->username;
+        uid = ccf->user;
+        gid = ccf->group;
+    } else {
+        if ((pw = getpwnam(NGX_USER)) == NULL ||
+            (gr = getgrnam(NGX_GROUP)) == NULL)
+            return NGX_CONF_OK; /* nginx itself will say so */
+        user = NGX_USER;
+        uid = pw->pw_uid;
+        gid = gr->gr_gid;
+    }
+    if (uid == 0)
+        return NGX_CONF_OK;
+    /* A reloading master reaps its children from its SIGCHLD handler:
+     * held back, so that this child's status is ours to read. */
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &old);
+    if ((pid = fork()) == -1) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno, "zklock_tls: fork");
+        return NGX_CONF_ERROR;
+    }
+    if (pid == 0) {
+        int i;
+
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        if (setgid(gid) == -1 || initgroups(user, gid) == -1 ||
+            setuid(uid) == -1)
+            _exit(10);
+        for (i = 0; i < 3; i++)
+            if (access((const char *)files[i]->data, R_OK) != 0)
+                _exit(1 + i);
+        _exit(0);
+    }
+    while (waitpid(pid, &st, 0) == -1 && ngx_errno == NGX_EINTR)
+        ;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (WIFEXITED(st) && WEXITSTATUS(st) >= 1 && WEXITSTATUS(st) <= 3) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "zklock_tls: nginx's workers (user \"%s\") "
+                           "cannot read \"%V\", which they read at each "
+                           "connection",
+                           user, files[WEXITSTATUS(st) - 1]);
+        return NGX_CONF_ERROR;
+    }
+    return NGX_CONF_OK;
+}
+
 static char *zn_init_main_conf(ngx_conf_t *cf, void *conf)
 {
     ngx_http_zklock_main_conf_t *mcf = conf;
@@ -295,6 +444,16 @@ static char *zn_init_main_conf(ngx_conf_t *cf, void *conf)
                            "zklock_session_timeout: between 1s and 1h");
         return NGX_CONF_ERROR;
     }
+    if (mcf->servers.len == 0 &&
+        (mcf->tls_ca.data != NULL || mcf->sasl_user.data != NULL)) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "%s without zklock_servers",
+                           mcf->tls_ca.data != NULL ? "zklock_tls"
+                                                    : "zklock_sasl");
+        return NGX_CONF_ERROR;
+    }
+    if (mcf->tls_ca.data != NULL && zn_workers_read(cf, mcf) != NGX_CONF_OK)
+        return NGX_CONF_ERROR;
     ngx_conf_init_value(mcf->sessions, 1);
     if (mcf->sessions < 1 || mcf->sessions > 64) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
@@ -347,6 +506,7 @@ static char *zn_file(ngx_conf_t *cf, const char *directive, ngx_str_t *name,
                      ngx_str_t *out)
 {
     ngx_str_t full = *name;
+    ngx_file_info_t fi;
 
     if (full.len == 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: an empty file name",
@@ -361,6 +521,12 @@ static char *zn_file(ngx_conf_t *cf, const char *directive, ngx_str_t *name,
     if (access((char *)out->data, R_OK) != 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
                            "%s: cannot read \"%V\"", directive, &full);
+        return NGX_CONF_ERROR;
+    }
+    if (ngx_file_info(out->data, &fi) == NGX_FILE_ERROR ||
+        !ngx_is_file(&fi)) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "%s: \"%V\" is not a file", directive, &full);
         return NGX_CONF_ERROR;
     }
     return NGX_CONF_OK;
@@ -381,6 +547,7 @@ static char *zn_secret(ngx_conf_t *cf, const char *directive,
                        ngx_str_t *name, ngx_str_t *out)
 {
     ngx_pool_cleanup_t *cln;
+    ngx_file_info_t fi;
     ngx_str_t path;
     ngx_fd_t fd;
     ssize_t n;
@@ -388,11 +555,11 @@ static char *zn_secret(ngx_conf_t *cf, const char *directive,
 
     if (zn_file(cf, directive, name, &path) != NGX_CONF_OK)
         return NGX_CONF_ERROR;
-    if ((buf = ngx_pcalloc(cf->pool, 1024)) == NULL ||
+    if ((buf = ngx_pcalloc(cf->pool, 1025)) == NULL ||
         (cln = ngx_pool_cleanup_add(cf->pool, 0)) == NULL)
         return NGX_CONF_ERROR;
     out->data = buf;
-    out->len = 1024;
+    out->len = 1025;
     cln->handler = zn_wipe;
     cln->data = out;
     fd = ngx_open_file(path.data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
@@ -401,13 +568,32 @@ static char *zn_secret(ngx_conf_t *cf, const char *directive,
                            "%s: cannot open \"%V\"", directive, &path);
         return NGX_CONF_ERROR;
     }
-    n = read(fd, buf, 1023);
+    if (ngx_fd_info(fd, &fi) == NGX_FILE_ERROR ||
+        (fi.st_mode & (S_IROTH | S_IWOTH)) != 0) {
+        /* As the zklock CLI refuses such a file. */
+        ngx_close_file(fd);
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "%s: others may read or write \"%V\" "
+                           "(chmod o-rw)", directive, &path);
+        return NGX_CONF_ERROR;
+    }
+    n = read(fd, buf, 1024);
     ngx_close_file(fd);
     if (n < 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
                            "%s: cannot read \"%V\"", directive, &path);
         return NGX_CONF_ERROR;
     }
+    if (n == 1024 && memchr(buf, '\n', 1024) == NULL) {
+        /* (never cut short: a cut password would be refused later, as
+         * a wrong one) */
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "%s: the first line of \"%V\" is longer "
+                           "than 1023 bytes", directive, &path);
+        return NGX_CONF_ERROR;
+    }
+    if (n == 1024)
+        n = 1023; /* the line ends before: cut below */
     buf[n] = '\0';
     /* The first line, without its end: "echo secret > file" works. */
     buf[strcspn((char *)buf, "\r\n")] = '\0';
@@ -426,13 +612,38 @@ static ngx_int_t zn_param(ngx_conf_t *cf, ngx_str_t *arg, const char *name,
 {
     size_t len = ngx_strlen(name);
 
-    if (arg->len <= len || ngx_strncmp(arg->data, name, len) != 0 ||
+    if (arg->len < len + 1 || ngx_strncmp(arg->data, name, len) != 0 ||
         arg->data[len] != '=')
         return 0;
+    if (arg->len == len + 1) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V: an empty %s=",
+                           &((ngx_str_t *)cf->args->elts)[0], name);
+        return -1;
+    }
+    if (out->data != NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V: %s= given twice",
+                           &((ngx_str_t *)cf->args->elts)[0], name);
+        return -1;
+    }
     out->len = arg->len - len - 1;
     out->data = (u_char *)zn_cstr(cf, &(ngx_str_t){out->len,
                                                    arg->data + len + 1});
     return out->data != NULL ? 1 : -1;
+}
+
+/* An argument zklock_tls or zklock_sasl does not take, named up to its
+ * '=' only: what follows may be a secret given in the wrong place
+ * ("password=..."), which must not reach a log. */
+static char *zn_unknown(ngx_conf_t *cf, ngx_str_t *arg)
+{
+    u_char *eq = ngx_strlchr(arg->data, arg->data + arg->len, '=');
+    ngx_str_t name = {eq != NULL ? (size_t)(eq - arg->data) : arg->len,
+                      arg->data};
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V: unknown parameter \"%V%s\"",
+                       &((ngx_str_t *)cf->args->elts)[0], &name,
+                       eq != NULL ? "=..." : "");
+    return NGX_CONF_ERROR;
 }
 
 static char *zn_no_feature(ngx_conf_t *cf, const char *directive,
@@ -451,7 +662,7 @@ static char *zn_no_feature(ngx_conf_t *cf, const char *directive,
 static char *zn_tls(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_zklock_main_conf_t *mcf = conf;
-    ngx_str_t *value = cf->args->elts, pw;
+    ngx_str_t *value = cf->args->elts, pw = ngx_null_string;
     ngx_int_t got;
 
     (void)cmd;
@@ -469,12 +680,8 @@ static char *zn_tls(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     if (cf->args->nelts == 5) {
         if ((got = zn_param(cf, &value[4], "key_password_file", &pw)) < 0)
             return NGX_CONF_ERROR;
-        if (got == 0) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "zklock_tls: unknown parameter \"%V\"",
-                               &value[4]);
-            return NGX_CONF_ERROR;
-        }
+        if (got == 0)
+            return zn_unknown(cf, &value[4]);
         if (zn_secret(cf, "zklock_tls", &pw, &mcf->tls_key_password) !=
             NGX_CONF_OK)
             return NGX_CONF_ERROR;
@@ -511,12 +718,8 @@ static char *zn_sasl(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
                             &mcf->sasl_mechanism)) == 0 &&
             (got = zn_param(cf, &value[i], "service", &mcf->sasl_service)) ==
                 0 &&
-            (got = zn_param(cf, &value[i], "host", &mcf->sasl_host)) == 0) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "zklock_sasl: unknown parameter \"%V\"",
-                               &value[i]);
-            return NGX_CONF_ERROR;
-        }
+            (got = zn_param(cf, &value[i], "host", &mcf->sasl_host)) == 0)
+            return zn_unknown(cf, &value[i]);
         if (got < 0)
             return NGX_CONF_ERROR;
     }

@@ -46,12 +46,18 @@ void t_ens(const char *cmd, int k)
     if ((pid = fork()) < 0)
         FAILF("fork: %s", strerror(errno));
     if (pid == 0) {
+        /* Not the test's sockets (the ZooKeeper client's are not
+         * close-on-exec): a node started here would hold them open for
+         * its life. A group of its own, to be killed whole. */
+        closefrom(3);
+        setpgid(0, 0);
         execl("/bin/sh", "sh", "-c", line, (char *)NULL);
         _exit(127);
     }
     while ((got = waitpid(pid, &status, WNOHANG)) == 0) {
         if (t_now_ms() > end) {
-            kill(pid, SIGKILL);
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
             FAILF("zkserver.sh %s n%d: no end in 180 s", cmd, k);
         }
         t_run_for(20);

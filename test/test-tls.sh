@@ -323,7 +323,9 @@ t_nginx_tls() {
         locked_ok "$tmp/ngx-tls"
 }
 t_nginx_tls_key_password() {
-    nginx_with tls-pw "$tls_h" "zklock_tls $certs/ca.pem $certs/client.cert.pem $certs/client-enc.key.pem key_password_file=$certs/client-enc.pass;" &&
+    # (a secret's file others may read is refused, as the CLI refuses it)
+    cp "$certs/client-enc.pass" "$tmp/enc.pass" && chmod 600 "$tmp/enc.pass"
+    nginx_with tls-pw "$tls_h" "zklock_tls $certs/ca.pem $certs/client.cert.pem $certs/client-enc.key.pem key_password_file=$tmp/enc.pass;" &&
         locked_ok "$tmp/ngx-tls-pw"
 }
 t_nginx_tls_untrusted() {
@@ -333,11 +335,13 @@ t_nginx_tls_untrusted() {
 }
 t_nginx_sasl() {
     printf '%s\n' "$sasl_pw" >"$tmp/ngx-sasl.pw"
+    chmod 600 "$tmp/ngx-sasl.pw"
     nginx_with sasl "$sasl_h" "zklock_sasl $sasl_user password_file=$tmp/ngx-sasl.pw;" &&
         locked_ok "$tmp/ngx-sasl"
 }
 t_nginx_sasl_wrong_password() {
     echo wrong >"$tmp/ngx-sasl-bad.pw"
+    chmod 600 "$tmp/ngx-sasl-bad.pw"
     nginx_with sasl-bad "$sasl_h" "zklock_sasl $sasl_user password_file=$tmp/ngx-sasl-bad.pw;" &&
         refused_with "authentication refused"
 }
@@ -345,13 +349,19 @@ t_nginx_sasl_wrong_password() {
 t_nginx_secure_config_errors() {
     local rc=0 out
     : >"$tmp/empty.pw"
-    try_conf() { # what, a word the message must hold, http lines
+    chmod 600 "$tmp/empty.pw"
+    head -c 2000 /dev/zero | tr '\0' x >"$tmp/long.pw"
+    chmod 600 "$tmp/long.pw"
+    echo secret >"$tmp/open.pw"
+    chmod 644 "$tmp/open.pw"
+    try_conf() { # what, a word the message must hold, http lines[, main lines]
         cat >"$tmp/bad.conf" <<EOF
 load_module $module;
 error_log $tmp/bad.log;
 pid $tmp/bad.pid;
+${4:-}
 events {}
-http { zklock_servers $tls_h; $3 }
+http { $3 }
 EOF
         if out=$(ngx -t -q -c "$tmp/bad.conf" 2>&1); then
             echo "accepted: $1"; rc=1
@@ -359,20 +369,62 @@ EOF
             echo "no word of \"$2\" for $1: $out"; rc=1
         fi
     }
+    local s="zklock_servers $tls_h;"
     local t="zklock_tls $certs/ca.pem $certs/client.cert.pem $certs/client.key.pem"
-    try_conf "TLS and SASL" "cannot go with zklock_tls" "$t; zklock_sasl u password_file=$tmp/ngx-sasl.pw;"
-    try_conf "SASL and TLS" "cannot go with zklock_sasl" "zklock_sasl u password_file=$tmp/ngx-sasl.pw; $t;"
-    try_conf "two zklock_tls" duplicate "$t; $t;"
-    try_conf "a missing CA file" "cannot read \"$tmp/nope.pem\"" "zklock_tls $tmp/nope.pem $certs/client.cert.pem $certs/client.key.pem;"
-    try_conf "an unknown parameter" "unknown parameter \"password=x\"" "$t password=x;"
-    try_conf "an empty password file" "is empty" "zklock_sasl u password_file=$tmp/empty.pw;"
-    try_conf "no password" "needs password_file=" "zklock_sasl u;"
-    try_conf "no user" "needs a user name first" "zklock_sasl password_file=$tmp/ngx-sasl.pw;"
+    local u="zklock_sasl u password_file=$tmp/ngx-sasl.pw"
+    try_conf "TLS and SASL" "cannot go with zklock_tls" "$s $t; $u;"
+    try_conf "SASL and TLS" "cannot go with zklock_sasl" "$s $u; $t;"
+    try_conf "two zklock_tls" duplicate "$s $t; $t;"
+    try_conf "TLS without servers" "zklock_tls without zklock_servers" "$t;"
+    try_conf "a missing CA file" "cannot read \"$tmp/nope.pem\"" "$s zklock_tls $tmp/nope.pem $certs/client.cert.pem $certs/client.key.pem;"
+    try_conf "a directory for a file" "\"$certs\" is not a file" "$s zklock_tls $certs $certs/client.cert.pem $certs/client.key.pem;"
+    try_conf "an unknown parameter" "unknown parameter \"foo=...\"" "$s $t foo=x;"
+    try_conf "an empty password file" "is empty" "$s zklock_sasl u password_file=$tmp/empty.pw;"
+    try_conf "a password over 1023 bytes" "longer than 1023 bytes" "$s zklock_sasl u password_file=$tmp/long.pw;"
+    try_conf "a password file others may read" "others may read" "$s zklock_sasl u password_file=$tmp/open.pw;"
+    try_conf "no password" "needs password_file=" "$s zklock_sasl u;"
+    try_conf "no user" "needs a user name first" "$s zklock_sasl password_file=$tmp/ngx-sasl.pw;"
+    try_conf "a SASL typo" "unknown parameter \"pasword_file=...\"" "$s zklock_sasl u pasword_file=x;"
+    try_conf "an empty mechanism" "an empty mechanism=" "$s $u mechanism=;"
+    try_conf "a parameter twice" "service= given twice" "$s $u service=a service=b;"
     cp "$certs/ca.pem" "$tmp/a,b.pem"
     # (the C client's format has no room for a ',' in a file name)
-    try_conf "a ',' in a file name" "zklock_tls: invalid argument" "zklock_tls $tmp/a,b.pem $certs/client.cert.pem $certs/client.key.pem;"
-    try_conf "a SASL typo" "unknown parameter \"pasword_file=x\"" "zklock_sasl u pasword_file=x;"
+    try_conf "a ',' in a file name" "zklock_tls: invalid argument" "$s zklock_tls $tmp/a,b.pem $certs/client.cert.pem $certs/client.key.pem;"
+    # The workers (nobody) cannot read the files the master (root) can:
+    # $tmp is root's alone.
+    try_conf "files the workers cannot read" "nginx's workers (user \"nobody\") cannot read \"$certs/ca.pem\"" "$s $t;" "user nobody nogroup;"
+    # A secret given in the wrong place is not repeated in the message.
+    try_conf "a password inline" "unknown parameter \"password=...\"" "$s zklock_sasl u password=hunter2;"
+    ! grep -rq hunter2 "$tmp/bad.log" 2>/dev/null || { echo "the password is in the log"; rc=1; }
+    ngx -t -q -c "$tmp/bad.conf" 2>&1 | grep -q hunter2 && { echo "the password is on stderr"; rc=1; }
     return $rc
+}
+# A certificate renewal caught halfway (the key file empty at a
+# reconnect) ends the worker's client for good; the module makes a new
+# one, 1 s later, then 2, 4...: once the key is back, requests hold
+# locks again, without a reload.
+t_nginx_tls_renewal_heals() {
+    local d=$tmp/ngx-renew i code
+    mkdir -p "$d"
+    cp "$certs/client.key.pem" "$d/me.key"
+    nginx_with renew "$tls_h" "zklock_tls $certs/ca.pem $certs/client.cert.pem $d/me.key;" &&
+        locked_ok "$d" || return 1
+    : >"$d/me.key"
+    "$zk" restart "$tmp/zk-tls" >/dev/null || { echo "no restart"; return 1; }
+    for i in $(seq 60); do
+        grep -q "the session ended for good" "$d/logs/error.log" && break
+        sleep 0.5
+    done
+    code=$(get_locked)
+    [ "$code" = 503 ] || { echo "without a key: $code, wanted 503"; tail "$d/logs/error.log"; return 1; }
+    cp "$certs/client.key.pem" "$d/me.key"
+    for i in $(seq 60); do
+        code=$(get_locked)
+        [ "$code" = 200 ] && break
+        sleep 0.5
+    done
+    [ "$code" = 200 ] || { echo "never healed: $code"; tail -20 "$d/logs/error.log"; return 1; }
+    locked_ok "$d" && grep -q "a new session in place" "$d/logs/error.log"
 }
 why=$(fleet_check)
 if [ -n "$why" ]; then
@@ -390,6 +442,8 @@ else
     check nginx-sasl t_nginx_sasl
     check nginx-sasl-wrong-password t_nginx_sasl_wrong_password
     check nginx-secure-config-errors t_nginx_secure_config_errors
+    # (last: it restarts the TLS server)
+    check nginx-tls-renewal-heals t_nginx_tls_renewal_heals
     stop_nginxes
 fi
 
