@@ -65,15 +65,18 @@ build() { # dir, configure args...
 
 asan=
 plain=1
+no_asan_build=
 for arg in "$@"; do
     [ "$arg" = --asan ] && asan=1
-    # (test/run-all.sh: the plain build is done, and in use by tests)
+    # (test/run-all.sh: the plain build is done, and in use by tests;
+    # its ASan jobs run on build/tls-asan, so build/asan is not made)
     [ "$arg" = --no-plain ] && plain=
+    [ "$arg" = --no-asan-build ] && no_asan_build=1
 done
 [ -z "$plain" ] || build build/plain
 for arg in "$@"; do
     case $arg in
-    --asan) build build/asan --enable-sanitizers ;;
+    --asan) [ -n "$no_asan_build" ] || build build/asan --enable-sanitizers ;;
     --tls)
         echo "== ZooKeeper C client with TLS and SASL (build/zk-tls)"
         bash deps/build-zookeeper-client.sh --prefix "$top/build/zk-tls" \
