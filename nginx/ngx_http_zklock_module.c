@@ -136,6 +136,20 @@ ngx_uint_t ngx_http_zklock_ever_connected(zkl_client_t *c)
     return 0;
 }
 
+/* The next try of client i, backoff plus up to half of it again: the
+ * sessions of every worker, ended together (a password changed on the
+ * servers), do not all come back in the same second. */
+static void zn_revive_later(ngx_uint_t i)
+{
+    ngx_msec_t b = zn_backoff[i];
+
+    ngx_add_timer(&zn_revive[i], b + (ngx_msec_t)ngx_random() % (b / 2 + 1));
+    zn_backoff[i] = ngx_min(2 * b, ZN_REVIVE_MOST_MS);
+}
+
+/* A server list of host names is resolved again here, blocking the
+ * worker while DNS answers (zkl_client_new(): the ZooKeeper client's
+ * lookup): IP literals, as docs/nginx.md asks for, cost nothing. */
 static void zn_revive_now(ngx_event_t *ev)
 {
     ngx_uint_t i = (ngx_uint_t)(uintptr_t)ev->data;
@@ -146,17 +160,17 @@ static void zn_revive_now(ngx_event_t *ev)
         (rc = zkl_nginx_attach(c, ev->log)) != ZKL_OK) {
         zkl_client_free(c);
         ngx_log_error(NGX_LOG_ERR, ev->log, 0,
-                      "zklock: no new client: %s (again in %M ms)",
+                      "zklock: no new client: %s (again in %M ms or so)",
                       zkl_strerror(rc), zn_backoff[i]);
-        ngx_add_timer(ev, zn_backoff[i]);
-        zn_backoff[i] = ngx_min(2 * zn_backoff[i], ZN_REVIVE_MOST_MS);
+        zn_revive_later(i);
         return;
     }
     /* The new one first: whatever the old one's end still tells (each
-     * call of it answers ZKL_ECLOSED from now on) may start anew. Not
-     * connected yet, it lets requests wait their timeout. */
+     * call of it answers ZKL_ECLOSED from now on) may start anew. Until
+     * it connects, requests are answered at once, as the ended one
+     * answered them (zn_connected_once stays as it was: a worker that
+     * had connected is past its start). */
     zn_clients[i] = c;
-    zn_connected_once[i] = 0;
     ngx_log_error(NGX_LOG_NOTICE, ev->log, 0,
                   "zklock: a new session in place of the one that ended");
     zkl_client_free(old);
@@ -174,9 +188,8 @@ static void zn_on_conn(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
         !zn_revive[i].timer_set) {
         ngx_log_error(NGX_LOG_ERR, log, 0,
                       "zklock: the session ended for good: a new one in "
-                      "%M ms", zn_backoff[i]);
-        ngx_add_timer(&zn_revive[i], zn_backoff[i]);
-        zn_backoff[i] = ngx_min(2 * zn_backoff[i], ZN_REVIVE_MOST_MS);
+                      "%M ms or so", zn_backoff[i]);
+        zn_revive_later(i);
     }
     switch (ev) {
     case ZKL_CONN_CONNECTED:
@@ -379,10 +392,12 @@ static char *zn_workers_read(ngx_conf_t *cf,
     pid_t pid;
     int st = 0;
 
-    if (geteuid() != 0)
-        return NGX_CONF_OK; /* the workers are the master's user */
+    if (geteuid() != 0 || ngx_process == NGX_PROCESS_SIGNALLER)
+        return NGX_CONF_OK; /* the master's user; or "nginx -s" */
     ccf = (ngx_core_conf_t *)ngx_get_conf(cf->cycle->conf_ctx,
                                           ngx_core_module);
+    if (ccf->master == 0)
+        return NGX_CONF_OK; /* one process, which keeps its user */
     if (ccf->user != (ngx_uid_t)NGX_CONF_UNSET_UINT) {
         user = ccf->username;
         uid = ccf->user;
@@ -555,11 +570,11 @@ static char *zn_secret(ngx_conf_t *cf, const char *directive,
 
     if (zn_file(cf, directive, name, &path) != NGX_CONF_OK)
         return NGX_CONF_ERROR;
-    if ((buf = ngx_pcalloc(cf->pool, 1025)) == NULL ||
+    if ((buf = ngx_pcalloc(cf->pool, 1026)) == NULL ||
         (cln = ngx_pool_cleanup_add(cf->pool, 0)) == NULL)
         return NGX_CONF_ERROR;
     out->data = buf;
-    out->len = 1025;
+    out->len = 1026;
     cln->handler = zn_wipe;
     cln->data = out;
     fd = ngx_open_file(path.data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
@@ -577,26 +592,25 @@ static char *zn_secret(ngx_conf_t *cf, const char *directive,
                            "(chmod o-rw)", directive, &path);
         return NGX_CONF_ERROR;
     }
-    n = read(fd, buf, 1024);
+    n = read(fd, buf, 1025);
     ngx_close_file(fd);
     if (n < 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
                            "%s: cannot read \"%V\"", directive, &path);
         return NGX_CONF_ERROR;
     }
-    if (n == 1024 && memchr(buf, '\n', 1024) == NULL) {
-        /* (never cut short: a cut password would be refused later, as
-         * a wrong one) */
+    buf[n] = '\0';
+    /* The first line, without its end (LF or CRLF): "echo secret >
+     * file" works. Never cut short: a cut password would be refused
+     * later, as a wrong one. */
+    n = (ssize_t)strcspn((char *)buf, "\r\n");
+    if (n > 1023) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "%s: the first line of \"%V\" is longer "
                            "than 1023 bytes", directive, &path);
         return NGX_CONF_ERROR;
     }
-    if (n == 1024)
-        n = 1023; /* the line ends before: cut below */
     buf[n] = '\0';
-    /* The first line, without its end: "echo secret > file" works. */
-    buf[strcspn((char *)buf, "\r\n")] = '\0';
     if (buf[0] == '\0') {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: \"%V\" is empty",
                            directive, &path);
@@ -636,13 +650,19 @@ static ngx_int_t zn_param(ngx_conf_t *cf, ngx_str_t *arg, const char *name,
  * ("password=..."), which must not reach a log. */
 static char *zn_unknown(ngx_conf_t *cf, ngx_str_t *arg)
 {
+    ngx_str_t *value = cf->args->elts;
     u_char *eq = ngx_strlchr(arg->data, arg->data + arg->len, '=');
-    ngx_str_t name = {eq != NULL ? (size_t)(eq - arg->data) : arg->len,
+    ngx_str_t name = {eq != NULL ? (size_t)(eq - arg->data) : 0,
                       arg->data};
 
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V: unknown parameter \"%V%s\"",
-                       &((ngx_str_t *)cf->args->elts)[0], &name,
-                       eq != NULL ? "=..." : "");
+    if (eq == NULL) /* a bare word may be the secret itself */
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "%V: unknown argument %ui (not shown)",
+                           &value[0], (ngx_uint_t)(arg - value));
+    else
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "%V: unknown parameter \"%V=...\"", &value[0],
+                           &name);
     return NGX_CONF_ERROR;
 }
 

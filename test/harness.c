@@ -54,6 +54,7 @@ void t_ens(const char *cmd, int k)
         execl("/bin/sh", "sh", "-c", line, (char *)NULL);
         _exit(127);
     }
+    setpgid(pid, pid); /* (both sides: the kill below needs it done) */
     while ((got = waitpid(pid, &status, WNOHANG)) == 0) {
         if (t_now_ms() > end) {
             kill(-pid, SIGKILL);

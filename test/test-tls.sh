@@ -397,6 +397,21 @@ EOF
     try_conf "a password inline" "unknown parameter \"password=...\"" "$s zklock_sasl u password=hunter2;"
     ! grep -rq hunter2 "$tmp/bad.log" 2>/dev/null || { echo "the password is in the log"; rc=1; }
     ngx -t -q -c "$tmp/bad.conf" 2>&1 | grep -q hunter2 && { echo "the password is on stderr"; rc=1; }
+    # Nor one given as a bare word (the C client's order puts a key's
+    # passphrase fourth).
+    try_conf "a passphrase as an argument" "unknown argument 4 (not shown)" "$s $t hunter2;"
+    ngx -t -q -c "$tmp/bad.conf" 2>&1 | grep -q hunter2 && { echo "the passphrase is on stderr"; rc=1; }
+    # A line of 1023 bytes is taken whatever its end (LF or CRLF).
+    { head -c 1023 /dev/zero | tr '\0' x; printf '\r\n'; } >"$tmp/crlf.pw"
+    chmod 600 "$tmp/crlf.pw"
+    cat >"$tmp/good.conf" <<EOF
+load_module $module;
+error_log $tmp/good.log;
+pid $tmp/good.pid;
+events {}
+http { $s zklock_sasl u password_file=$tmp/crlf.pw; }
+EOF
+    out=$(ngx -t -q -c "$tmp/good.conf" 2>&1) || { echo "1023 bytes and CRLF refused: $out"; rc=1; }
     return $rc
 }
 # A certificate renewal caught halfway (the key file empty at a
