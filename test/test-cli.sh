@@ -503,7 +503,10 @@ t_multi_bad_combinations() {
 # exit status is COMMAND's.
 t_elect() {
     local p="$base/el" e2
-    local body='echo "S $(date +%s%3N)"; touch "$1/in/$$"; ls "$1/in" | wc -l >> "$1/most"; sleep 1.5; rm "$1/in/$$"; echo "E $(date +%s%3N)"'
+    # Each holds 4 s: the checks below run while both are in the latch,
+    # five zklock starts (under ASan on a loaded CI, up to a second or
+    # so each: 1.5 s once let the latch empty before the last check).
+    local body='echo "S $(date +%s%3N)"; touch "$1/in/$$"; ls "$1/in" | wc -l >> "$1/most"; sleep 4; rm "$1/in/$$"; echo "E $(date +%s%3N)"'
     rm -rf "$tmp/in" "$tmp/most"; mkdir "$tmp/in"
     "$ZKLOCK" elect -s "$H" --id e1 "$p" -- sh -c "$body" sh "$tmp" > "$tmp/e1" &
     local e1=$!
@@ -513,16 +516,19 @@ t_elect() {
     wait_count "$p" 2 5 || return 1
     "$ZKLOCK" ls -s "$H" -l "$p" > "$tmp/ll" || return 1
     cat "$tmp/ll"
-    sed -n 1p "$tmp/ll" | grep -Eq '^latch \* _c_[0-9a-f-]{36}-latch-[0-9]{10} e1$' || return 1
-    sed -n 2p "$tmp/ll" | grep -Eq "^latch - _c_[0-9a-f-]{36}-latch-[0-9]{10} $(hostname):$e2\$" || return 1
-    "$ZKLOCK" elect -s "$H" -n "$p" -- echo SHOULD-NOT-RUN 2>"$tmp/err"
-    [ $? = 1 ] || return 1
+    sed -n 1p "$tmp/ll" | grep -Eq '^latch \* _c_[0-9a-f-]{36}-latch-[0-9]{10} e1$' ||
+        { echo "line 1: not e1's"; return 1; }
+    sed -n 2p "$tmp/ll" | grep -Eq "^latch - _c_[0-9a-f-]{36}-latch-[0-9]{10} $(hostname):$e2\$" ||
+        { echo "line 2: not $(hostname):$e2"; return 1; }
+    local st
+    "$ZKLOCK" elect -s "$H" -n "$p" -- echo SHOULD-NOT-RUN 2>"$tmp/err"; st=$?
+    [ $st = 1 ] || { echo "-n: exit $st, wanted 1"; cat "$tmp/err"; return 1; }
     grep -q "has another leader" "$tmp/err" || { cat "$tmp/err"; return 1; }
-    "$ZKLOCK" elect -s "$H" -t 0.3 "$p" -- echo SHOULD-NOT-RUN 2>"$tmp/err"
-    [ $? = 4 ] || return 1
+    "$ZKLOCK" elect -s "$H" -t 0.3 "$p" -- echo SHOULD-NOT-RUN 2>"$tmp/err"; st=$?
+    [ $st = 4 ] || { echo "-t 0.3: exit $st, wanted 4"; cat "$tmp/err"; return 1; }
     grep -q "not elected within 0.3 s" "$tmp/err" || { cat "$tmp/err"; return 1; }
-    [ "$(count "$p")" = 2 ] || return 1
-    wait $e1 && wait $e2 || return 1
+    [ "$(count "$p")" = 2 ] || { echo "$(count "$p") in the latch, wanted 2"; return 1; }
+    wait $e1 && wait $e2 || { echo "an elector failed"; return 1; }
     local e1end=$(field "$tmp/e1" E 2) e2start=$(field "$tmp/e2" S 2)
     echo "e1 ended $e1end, e2 started $e2start"
     [ -n "$e2start" ] && [ "$e2start" -ge "$e1end" ] || return 1
