@@ -126,14 +126,22 @@ ngx_uint_t ngx_http_zklock_clients(zkl_client_t ***clients)
     return zn_nclients;
 }
 
-ngx_uint_t ngx_http_zklock_ever_connected(zkl_client_t *c)
+/* c's place in zn_clients; zn_nclients when it is none of them (a client
+ * already replaced by a new one). */
+static ngx_uint_t zn_index_of(zkl_client_t *c)
 {
     ngx_uint_t i;
 
-    for (i = 0; i < zn_nclients; i++)
-        if (zn_clients[i] == c)
-            return zn_connected_once[i];
-    return 0;
+    for (i = 0; i < zn_nclients && zn_clients[i] != c; i++)
+        ;
+    return i;
+}
+
+ngx_uint_t ngx_http_zklock_ever_connected(zkl_client_t *c)
+{
+    ngx_uint_t i = zn_index_of(c);
+
+    return i < zn_nclients ? zn_connected_once[i] : 0;
 }
 
 /* The next try of client i, backoff plus up to half of it again: the
@@ -180,10 +188,8 @@ static void zn_on_conn(zkl_client_t *c, zkl_conn_event_t ev, void *arg)
 {
     ngx_log_t *log = arg;
     char server[64] = "";
-    ngx_uint_t i;
+    ngx_uint_t i = zn_index_of(c);
 
-    for (i = 0; i < zn_nclients && zn_clients[i] != c; i++)
-        ;
     if (ev == ZKL_CONN_AUTH_FAILED && i < zn_nclients &&
         !zn_revive[i].timer_set) {
         ngx_log_error(NGX_LOG_ERR, log, 0,
